@@ -1,0 +1,150 @@
+//! Parsing the attributes: `#[tool(...)]` options and the `#[arg(...)]` parameter helper.
+
+use proc_macro2::{Span, TokenStream};
+use syn::meta::ParseNestedMeta;
+use syn::parse::Parser as _;
+use syn::{Attribute, LitStr, Path};
+
+use crate::errors::Errors;
+
+const TOOL_OPTIONS: &str = "`name`, `description`, `render`, `meta`, `crate`";
+const ARG_OPTIONS: &str = "`description`";
+
+/// The options of one `#[tool(...)]`.
+#[derive(Default)]
+pub(crate) struct ToolAttr {
+    pub(crate) name: Option<LitStr>,
+    pub(crate) description: Option<LitStr>,
+    pub(crate) render: Option<Path>,
+    pub(crate) meta: Option<Path>,
+    pub(crate) krate: Option<Path>,
+}
+
+/// Parses the tokens inside `#[tool(...)]`, recording every problem in `errors`.
+pub(crate) fn parse_tool_attr(tokens: TokenStream, errors: &mut Errors) -> ToolAttr {
+    let mut attr = ToolAttr::default();
+    let parser = syn::meta::parser(|meta| parse_tool_option(&mut attr, &meta, errors));
+    if let Err(error) = parser.parse2(tokens) {
+        errors.push(error);
+    }
+    attr
+}
+
+/// Parses a `#[tool]` or `#[tool(...)]` found on a method inside `#[toolset]`.
+pub(crate) fn parse_tool_attribute(attribute: &Attribute, errors: &mut Errors) -> ToolAttr {
+    match &attribute.meta {
+        syn::Meta::Path(_) => ToolAttr::default(),
+        syn::Meta::List(list) => parse_tool_attr(list.tokens.clone(), errors),
+        syn::Meta::NameValue(name_value) => {
+            errors.push_spanned(name_value, "expected `#[tool]` or `#[tool(option = ...)]`");
+            ToolAttr::default()
+        }
+    }
+}
+
+fn parse_tool_option(
+    attr: &mut ToolAttr,
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let Some(key) = meta.path.get_ident().map(ToString::to_string) else {
+        errors.push(meta.error(format!("expected one of {TOOL_OPTIONS}")));
+        return skip_value(meta);
+    };
+    match key.as_str() {
+        "name" => set(&mut attr.name, meta.value()?.parse()?, meta, errors),
+        "description" => set(&mut attr.description, meta.value()?.parse()?, meta, errors),
+        "render" => set(&mut attr.render, meta.value()?.parse()?, meta, errors),
+        "meta" => set(&mut attr.meta, meta.value()?.parse()?, meta, errors),
+        "crate" => {
+            let literal: LitStr = meta.value()?.parse()?;
+            match literal.parse::<Path>() {
+                Ok(path) => set(&mut attr.krate, path, meta, errors),
+                Err(_) => errors.push_spanned(
+                    &literal,
+                    "`crate` must be a path, e.g. `crate = \"my_toolprism\"`",
+                ),
+            }
+        }
+        _ => {
+            errors.push(meta.error(format!(
+                "unknown option `{key}`; expected one of {TOOL_OPTIONS}"
+            )));
+            return skip_value(meta);
+        }
+    }
+    Ok(())
+}
+
+/// What `#[arg(...)]` on a parameter says.
+pub(crate) struct ArgAttr {
+    /// Where the `#[arg]` is, if there is one.
+    pub(crate) span: Option<Span>,
+    pub(crate) description: Option<LitStr>,
+}
+
+/// Reads the `#[arg]` helpers of one parameter.
+pub(crate) fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAttr {
+    let mut arg = ArgAttr {
+        span: None,
+        description: None,
+    };
+    for attribute in attrs.iter().filter(|a| a.path().is_ident("arg")) {
+        if arg.span.is_some() {
+            errors.push_spanned(attribute, "duplicate `#[arg]` on one parameter");
+            continue;
+        }
+        arg.span = Some(
+            attribute
+                .path()
+                .get_ident()
+                .map_or_else(Span::call_site, syn::Ident::span),
+        );
+        if let syn::Meta::Path(_) = attribute.meta {
+            continue;
+        }
+        let result = attribute.parse_nested_meta(|meta| {
+            if meta.path.is_ident("description") {
+                set(&mut arg.description, meta.value()?.parse()?, &meta, errors);
+                Ok(())
+            } else {
+                errors.push(meta.error(format!("unknown option; expected {ARG_OPTIONS}")));
+                skip_value(&meta)
+            }
+        });
+        if let Err(error) = result {
+            errors.push(error);
+        }
+    }
+    arg
+}
+
+/// Whether an attribute is one `#[tool]` consumes on a parameter (and so strips from the
+/// emitted function).
+pub(crate) fn is_param_helper(attribute: &Attribute) -> bool {
+    let path = attribute.path();
+    path.is_ident("arg") || path.is_ident("serde") || path.is_ident("schemars")
+}
+
+fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>, errors: &mut Errors) {
+    if slot.is_some() {
+        let key = meta
+            .path
+            .get_ident()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        errors.push(meta.error(format!("duplicate option `{key}`")));
+    } else {
+        *slot = Some(value);
+    }
+}
+
+/// Consumes whatever follows an unknown key, so parsing can go on to report the next one.
+fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<syn::Expr>()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        meta.input.parse::<proc_macro2::TokenTree>()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,226 @@
+//! Code generation: the args struct, the `ToolDef` builder expression, and the unit struct
+//! that registers a free function.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned as _;
+use syn::{Ident, ItemFn, Path, Signature};
+
+use crate::ast::{ArgsForm, Input, Output, ToolFn, struct_ident};
+use crate::attr::{is_param_helper, parse_tool_attr};
+use crate::errors::Errors;
+use crate::fallback;
+use crate::valid::{Site, check};
+
+/// `#[tool]` on a free function.
+pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let options = parse_tool_attr(attr, &mut errors);
+    let Ok(mut item) = syn::parse2::<ItemFn>(item.clone()) else {
+        return fallback::not_a_function(item);
+    };
+    let tool = ToolFn::new(options, &item.attrs, &item.vis, &item.sig, &mut errors);
+    strip_param_helpers(&mut item.sig);
+    check(&tool, Site::Free, &mut errors);
+    let krate = crate_path(tool.attr.krate.as_ref());
+    let struct_ident = struct_ident(&item.sig.ident);
+    let Some(struct_ident) = struct_ident.clone().filter(|_| errors.is_empty()) else {
+        return fallback::tool_fn(&item, struct_ident.as_ref(), &krate, errors);
+    };
+
+    let args_ident = format_ident!("{}Args", struct_ident);
+    let args_struct = args_struct(&tool, &args_ident, &krate);
+    let def = tool_def(&tool, &args_ident, &krate, &Callee::Free);
+    let vis = &item.vis;
+    let doc = format!(
+        "The `{}` tool, made by `#[tool]` from [`{}`](fn@{}). Register it with `Registry::builder().tool({struct_ident})`.",
+        tool.tool_name(),
+        item.sig.ident,
+        item.sig.ident,
+    );
+    quote! {
+        #item
+
+        #[doc = #doc]
+        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+        #vis struct #struct_ident;
+
+        #args_struct
+
+        #[automatically_derived]
+        impl #krate::__private::IntoToolDef for #struct_ident {
+            fn into_tool_def(self) -> #krate::__private::ToolDef {
+                #def
+            }
+        }
+    }
+}
+
+/// How the generated handler reaches the user's function.
+pub(crate) enum Callee {
+    /// A free function, by name.
+    Free,
+    /// A method of the toolset, through the captured `Arc<Self>` named `__toolprism_state`.
+    Method { has_receiver: bool },
+}
+
+/// The `ToolDef` builder expression for one tool.
+pub(crate) fn tool_def(
+    tool: &ToolFn,
+    args_ident: &Ident,
+    krate: &Path,
+    callee: &Callee,
+) -> TokenStream {
+    let name = tool.tool_name();
+    let description = tool.description();
+    let (args_ty, assert_args) = match tool.args_form() {
+        ArgsForm::Whole(param) => {
+            let ty = &param.ty;
+            (
+                quote!(#ty),
+                quote_spanned!(ty.span()=> #krate::__private::assert_args::<#ty>();),
+            )
+        }
+        ArgsForm::List(_) => (quote!(#args_ident), TokenStream::new()),
+    };
+    let assert_output = output_assertions(&tool.output, krate);
+
+    let uses_context = tool
+        .inputs
+        .iter()
+        .any(|input| matches!(input, Input::Context(_)));
+    let cx_pat = if uses_context {
+        quote!(__toolprism_cx)
+    } else {
+        quote!(_)
+    };
+    let call_args = tool.inputs.iter().map(|input| match input {
+        Input::Context(_) => quote!(&__toolprism_cx),
+        Input::Param(param) => match (tool.args_form(), param.ident()) {
+            (ArgsForm::List(_), Some(ident)) => quote!(__toolprism_args.#ident),
+            _ => quote!(__toolprism_args),
+        },
+    });
+    let ident = &tool.sig.ident;
+    let mut call = match callee {
+        Callee::Free => quote!(#ident(#(#call_args),*)),
+        Callee::Method { has_receiver: true } => {
+            quote!(Self::#ident(&*__toolprism_state, #(#call_args),*))
+        }
+        Callee::Method {
+            has_receiver: false,
+        } => quote!(Self::#ident(#(#call_args),*)),
+    };
+    if tool.sig.asyncness.is_some() {
+        call = quote!(#call.await);
+    }
+    let result = match &tool.output {
+        Output::Result { .. } => call,
+        Output::Unit | Output::Plain(_) => {
+            quote!(::core::result::Result::Ok::<_, #krate::__private::ToolError>(#call))
+        }
+    };
+    let handler = match callee {
+        Callee::Free => quote! {
+            |__toolprism_args: #args_ty, #cx_pat: #krate::__private::ToolContext| async move { #result }
+        },
+        Callee::Method { .. } => quote! {{
+            let __toolprism_shared = ::core::clone::Clone::clone(&self);
+            move |__toolprism_args: #args_ty, #cx_pat: #krate::__private::ToolContext| {
+                let __toolprism_state = ::core::clone::Clone::clone(&__toolprism_shared);
+                async move { #result }
+            }
+        }},
+    };
+    let render = tool
+        .attr
+        .render
+        .as_ref()
+        .map(|path| quote_spanned!(path.span()=> .render(#path)));
+    let meta = tool
+        .attr
+        .meta
+        .as_ref()
+        .map(|path| quote_spanned!(path.span()=> .meta(#path)));
+    quote! {{
+        #assert_args
+        #assert_output
+        #krate::__private::ToolDef::builder(#name)
+            .description(#description)
+            .handler(#handler)
+            #render
+            #meta
+            .build()
+    }}
+}
+
+/// Bounds checked at the user's own types, so a missing trait is reported on them.
+fn output_assertions(output: &Output, krate: &Path) -> TokenStream {
+    match output {
+        Output::Unit => TokenStream::new(),
+        Output::Plain(ty) => quote_spanned!(ty.span()=> #krate::__private::assert_output::<#ty>();),
+        Output::Result { ok, err, .. } => {
+            let ok = ok
+                .iter()
+                .map(|ty| quote_spanned!(ty.span()=> #krate::__private::assert_output::<#ty>();));
+            let err = err
+                .iter()
+                .map(|ty| quote_spanned!(ty.span()=> #krate::__private::assert_error::<#ty>();));
+            quote!(#(#ok)* #(#err)*)
+        }
+    }
+}
+
+/// The struct generated for a parameter list; nothing for a whole args type.
+pub(crate) fn args_struct(tool: &ToolFn, args_ident: &Ident, krate: &Path) -> TokenStream {
+    let ArgsForm::List(params) = tool.args_form() else {
+        return TokenStream::new();
+    };
+    let vis = &tool.vis;
+    let fields = params.iter().filter_map(|param| {
+        let ident = param.ident()?;
+        let ty = &param.ty;
+        let forwarded = &param.forwarded;
+        let doc = param
+            .arg
+            .description
+            .as_ref()
+            .map(|text| quote!(#[doc = #text]));
+        Some(quote!(#doc #(#forwarded)* #vis #ident: #ty))
+    });
+    let krate_text = quote!(#krate).to_string().replace(' ', "");
+    let serde_path = format!("{krate_text}::__private::serde");
+    let schemars_path = format!("{krate_text}::__private::schemars");
+    let doc = format!(
+        "The arguments of the `{}` tool, one field per parameter.",
+        tool.tool_name()
+    );
+    quote! {
+        #[doc = #doc]
+        #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
+        #[serde(crate = #serde_path, deny_unknown_fields)]
+        #[schemars(crate = #schemars_path)]
+        #vis struct #args_ident {
+            #(#fields,)*
+        }
+    }
+}
+
+/// Removes `#[arg]`, `#[serde]` and `#[schemars]` from parameters: they are read by the
+/// macro and mean nothing to rustc there.
+pub(crate) fn strip_param_helpers(sig: &mut Signature) {
+    for input in &mut sig.inputs {
+        if let syn::FnArg::Typed(typed) = input {
+            typed.attrs.retain(|attr| !is_param_helper(attr));
+        }
+    }
+}
+
+/// `::toolprism`, or the `crate = "..."` override.
+pub(crate) fn crate_path(krate: Option<&Path>) -> Path {
+    krate.cloned().unwrap_or_else(|| {
+        let mut path = Path::from(Ident::new("toolprism", Span::call_site()));
+        path.leading_colon = Some(Default::default());
+        path
+    })
+}

@@ -1,0 +1,27 @@
+//! The `#[tool]` and `#[toolset]` attribute macros of toolprism.
+//!
+//! Use them through the `toolprism` crate, which documents them and which the generated code
+//! names (as `::toolprism::__private`, or the `crate = "..."` override).
+
+mod ast;
+mod attr;
+mod errors;
+mod expand;
+mod fallback;
+mod toolset;
+mod valid;
+
+use proc_macro::TokenStream;
+
+/// Turns a function into a tool. Documented in the `toolprism` crate.
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    expand::tool(attr.into(), item.into()).into()
+}
+
+/// Turns the `#[tool]` methods of an impl block into a tool set. Documented in the
+/// `toolprism` crate.
+#[proc_macro_attribute]
+pub fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
+    toolset::toolset(attr.into(), item.into()).into()
+}

@@ -1,0 +1,136 @@
+//! What comes in: a tool call, the surface it arrives on, and the context a body sees.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where a call comes from, which decides which projections it gets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Surface {
+    /// Called by the model: its result enters model context, gets presentation meta and is
+    /// bounded.
+    Direct,
+    /// Called by a program (Code Mode, a script, another tool): the program gets the value;
+    /// no presentation meta, no card, no spill.
+    Nested,
+}
+
+/// One call of a tool, as a model or a program makes it.
+///
+/// Arguments are either parsed JSON or the raw text a provider sent; raw text that is not
+/// valid JSON becomes an `INVALID_TOOL_INPUT` failure when dispatched, never a panic.
+///
+/// ```
+/// use toolprism::ToolCall;
+/// use serde_json::json;
+///
+/// let parsed = ToolCall::new("call_1", "read", json!({"path": "a.txt"}));
+/// let raw = ToolCall::from_raw_args("call_2", "read", r#"{"path": "a.txt"}"#);
+/// assert_eq!(parsed.name(), raw.name());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolCall {
+    id: Arc<str>,
+    name: String,
+    args: CallArgs,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum CallArgs {
+    Json(Value),
+    Raw(String),
+}
+
+impl ToolCall {
+    /// A call with already-parsed arguments.
+    pub fn new(id: impl Into<Arc<str>>, name: impl Into<String>, args: Value) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            args: CallArgs::Json(args),
+        }
+    }
+
+    /// A call whose arguments are still the JSON text the provider sent.
+    pub fn from_raw_args(
+        id: impl Into<Arc<str>>,
+        name: impl Into<String>,
+        raw_args: impl Into<String>,
+    ) -> Self {
+        Self {
+            id: id.into(),
+            name: name.into(),
+            args: CallArgs::Raw(raw_args.into()),
+        }
+    }
+
+    /// The call id, as the model or the peer gave it. Treat it as untrusted text.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The tool name the caller asked for.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub(crate) fn shared_id(&self) -> Arc<str> {
+        self.id.clone()
+    }
+
+    /// The arguments as JSON, parsing raw text if needed.
+    pub(crate) fn into_args(self) -> Result<Value, serde_json::Error> {
+        match self.args {
+            CallArgs::Json(value) => Ok(value),
+            CallArgs::Raw(text) => serde_json::from_str(&text),
+        }
+    }
+}
+
+/// What a tool body may know about its call: the call id, the tool's name and the surface.
+///
+/// A `#[tool]` function takes it as an optional `&ToolContext` parameter.
+///
+/// ```
+/// use toolprism::prelude::*;
+///
+/// /// Says which call this is.
+/// #[tool]
+/// fn whoami(cx: &ToolContext) -> String {
+///     format!("{} called as {}", cx.tool_name(), cx.call_id())
+/// }
+/// ```
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    call_id: Arc<str>,
+    tool_name: Arc<str>,
+    surface: Surface,
+}
+
+impl ToolContext {
+    pub(crate) fn new(call_id: Arc<str>, tool_name: Arc<str>, surface: Surface) -> Self {
+        Self {
+            call_id,
+            tool_name,
+            surface,
+        }
+    }
+
+    /// The id of this call.
+    pub fn call_id(&self) -> &str {
+        &self.call_id
+    }
+
+    /// The registered name of the tool being called.
+    pub fn tool_name(&self) -> &str {
+        &self.tool_name
+    }
+
+    /// Whether a model or a program made this call.
+    pub fn surface(&self) -> Surface {
+        self.surface
+    }
+}

@@ -1,0 +1,705 @@
+//! Lossless snapshot of a `Serialize` value as JSON.
+//!
+//! It gives what `serde_json::to_value` gives, except where that would silently change the
+//! data: `serde_json` turns NaN and infinities into `null`, drops a map entry when two keys
+//! serialize to the same string, and may round huge integers. Here each of those is an error
+//! naming where in the value it happened.
+
+use std::fmt;
+
+use serde::ser::{self, Serialize};
+use serde_json::{Map, Number, Value};
+
+/// Why a value could not be snapshotted as JSON without changing it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{problem} (at {})", display_path(.path))]
+pub struct LosslessError {
+    /// JSON Pointer to the offending place, `""` for the root.
+    path: String,
+    problem: String,
+}
+
+impl LosslessError {
+    /// JSON Pointer to where the problem is, `""` for the root.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// What is wrong there.
+    pub fn problem(&self) -> &str {
+        &self.problem
+    }
+}
+
+fn display_path(path: &str) -> &str {
+    if path.is_empty() { "the root" } else { path }
+}
+
+/// Serializes `value` into a [`Value`], refusing anything JSON cannot carry exactly.
+///
+/// ```
+/// # use toolprism::to_lossless_value;
+/// assert_eq!(to_lossless_value(&[1.5, 2.0]).unwrap(), serde_json::json!([1.5, 2.0]));
+/// let err = to_lossless_value(&vec![1.0, f64::NAN]).unwrap_err();
+/// assert_eq!(err.to_string(), "NaN cannot be represented in JSON (at /1)");
+/// ```
+pub fn to_lossless_value<T: ?Sized + Serialize>(value: &T) -> Result<Value, LosslessError> {
+    value.serialize(ValueSerializer).map_err(|error| {
+        // Segments were pushed innermost first, while the error travelled outwards.
+        let path = error
+            .segments
+            .iter()
+            .rev()
+            .fold(String::new(), |mut path, segment| {
+                path.push('/');
+                path.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+                path
+            });
+        LosslessError {
+            path,
+            problem: error.problem,
+        }
+    })
+}
+
+/// The serializer's error: the problem, and the path to it built up on the way out.
+#[derive(Debug)]
+struct Error {
+    problem: String,
+    segments: Vec<String>,
+}
+
+impl Error {
+    fn new(problem: impl Into<String>) -> Self {
+        Self {
+            problem: problem.into(),
+            segments: Vec::new(),
+        }
+    }
+
+    fn within(mut self, segment: impl fmt::Display) -> Self {
+        self.segments.push(segment.to_string());
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.problem)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl ser::Error for Error {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        Self::new(format!("serialization failed: {msg}"))
+    }
+}
+
+fn float(value: f64) -> Result<Value, Error> {
+    Number::from_f64(value).map(Value::Number).ok_or_else(|| {
+        Error::new(if value.is_nan() {
+            "NaN cannot be represented in JSON".to_owned()
+        } else {
+            format!("{value} cannot be represented in JSON")
+        })
+    })
+}
+
+fn out_of_range(value: impl fmt::Display) -> Error {
+    Error::new(format!(
+        "integer {value} is outside what JSON numbers carry exactly here (i64 and u64)"
+    ))
+}
+
+fn insert(map: &mut Map<String, Value>, key: String, value: Value) -> Result<(), Error> {
+    use serde_json::map::Entry;
+    match map.entry(key) {
+        Entry::Vacant(slot) => {
+            slot.insert(value);
+            Ok(())
+        }
+        Entry::Occupied(slot) => Err(Error::new(format!(
+            "two entries serialize to the same key `{}`; one would be lost",
+            slot.key()
+        ))),
+    }
+}
+
+struct ValueSerializer;
+
+impl ser::Serializer for ValueSerializer {
+    type Ok = Value;
+    type Error = Error;
+    type SerializeSeq = SeqSerializer;
+    type SerializeTuple = SeqSerializer;
+    type SerializeTupleStruct = SeqSerializer;
+    type SerializeTupleVariant = VariantSerializer<SeqSerializer>;
+    type SerializeMap = MapSerializer;
+    type SerializeStruct = MapSerializer;
+    type SerializeStructVariant = VariantSerializer<MapSerializer>;
+
+    fn serialize_bool(self, v: bool) -> Result<Value, Error> {
+        Ok(Value::Bool(v))
+    }
+    fn serialize_i8(self, v: i8) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_i16(self, v: i16) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_i32(self, v: i32) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_i64(self, v: i64) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_i128(self, v: i128) -> Result<Value, Error> {
+        if let Ok(small) = i64::try_from(v) {
+            Ok(Value::from(small))
+        } else if let Ok(unsigned) = u64::try_from(v) {
+            Ok(Value::from(unsigned))
+        } else {
+            Err(out_of_range(v))
+        }
+    }
+    fn serialize_u8(self, v: u8) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_u16(self, v: u16) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_u32(self, v: u32) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_u64(self, v: u64) -> Result<Value, Error> {
+        Ok(Value::from(v))
+    }
+    fn serialize_u128(self, v: u128) -> Result<Value, Error> {
+        u64::try_from(v)
+            .map(Value::from)
+            .map_err(|_| out_of_range(v))
+    }
+    fn serialize_f32(self, v: f32) -> Result<Value, Error> {
+        float(f64::from(v))
+    }
+    fn serialize_f64(self, v: f64) -> Result<Value, Error> {
+        float(v)
+    }
+    fn serialize_char(self, v: char) -> Result<Value, Error> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn serialize_str(self, v: &str) -> Result<Value, Error> {
+        Ok(Value::String(v.to_owned()))
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<Value, Error> {
+        Ok(Value::Array(
+            v.iter().map(|&byte| Value::from(byte)).collect(),
+        ))
+    }
+    fn serialize_none(self) -> Result<Value, Error> {
+        Ok(Value::Null)
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, value: &T) -> Result<Value, Error> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<Value, Error> {
+        Ok(Value::Null)
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<Value, Error> {
+        Ok(Value::Null)
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<Value, Error> {
+        Ok(Value::String(variant.to_owned()))
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<Value, Error> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<Value, Error> {
+        let inner = value
+            .serialize(ValueSerializer)
+            .map_err(|e| e.within(variant))?;
+        let mut map = Map::with_capacity(1);
+        map.insert(variant.to_owned(), inner);
+        Ok(Value::Object(map))
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<SeqSerializer, Error> {
+        Ok(SeqSerializer(Vec::with_capacity(len.unwrap_or(0))))
+    }
+    fn serialize_tuple(self, len: usize) -> Result<SeqSerializer, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        len: usize,
+    ) -> Result<SeqSerializer, Error> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<VariantSerializer<SeqSerializer>, Error> {
+        Ok(VariantSerializer {
+            variant,
+            inner: SeqSerializer(Vec::with_capacity(len)),
+        })
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<MapSerializer, Error> {
+        Ok(MapSerializer::default())
+    }
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<MapSerializer, Error> {
+        Ok(MapSerializer::default())
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<VariantSerializer<MapSerializer>, Error> {
+        Ok(VariantSerializer {
+            variant,
+            inner: MapSerializer::default(),
+        })
+    }
+}
+
+struct SeqSerializer(Vec<Value>);
+
+impl SeqSerializer {
+    fn push<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+        let index = self.0.len();
+        self.0.push(
+            value
+                .serialize(ValueSerializer)
+                .map_err(|e| e.within(index))?,
+        );
+        Ok(())
+    }
+}
+
+impl ser::SerializeSeq for SeqSerializer {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+        self.push(value)
+    }
+    fn end(self) -> Result<Value, Error> {
+        Ok(Value::Array(self.0))
+    }
+}
+
+impl ser::SerializeTuple for SeqSerializer {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+        self.push(value)
+    }
+    fn end(self) -> Result<Value, Error> {
+        Ok(Value::Array(self.0))
+    }
+}
+
+impl ser::SerializeTupleStruct for SeqSerializer {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+        self.push(value)
+    }
+    fn end(self) -> Result<Value, Error> {
+        Ok(Value::Array(self.0))
+    }
+}
+
+#[derive(Default)]
+struct MapSerializer {
+    map: Map<String, Value>,
+    next_key: Option<String>,
+}
+
+impl MapSerializer {
+    fn field<T: ?Sized + Serialize>(&mut self, key: &str, value: &T) -> Result<(), Error> {
+        let value = value
+            .serialize(ValueSerializer)
+            .map_err(|e| e.within(key))?;
+        insert(&mut self.map, key.to_owned(), value)
+    }
+}
+
+impl ser::SerializeMap for MapSerializer {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<(), Error> {
+        self.next_key = Some(key.serialize(KeySerializer)?);
+        Ok(())
+    }
+    fn serialize_value<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+        let key = self
+            .next_key
+            .take()
+            .ok_or_else(|| Error::new("serialize_value called before serialize_key"))?;
+        let value = value
+            .serialize(ValueSerializer)
+            .map_err(|e| e.within(&key))?;
+        insert(&mut self.map, key, value)
+    }
+    fn end(self) -> Result<Value, Error> {
+        Ok(Value::Object(self.map))
+    }
+}
+
+impl ser::SerializeStruct for MapSerializer {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        self.field(key, value)
+    }
+    fn end(self) -> Result<Value, Error> {
+        Ok(Value::Object(self.map))
+    }
+}
+
+/// A tuple or struct variant: `{ "Variant": <inner> }`.
+struct VariantSerializer<S> {
+    variant: &'static str,
+    inner: S,
+}
+
+impl<S> VariantSerializer<S> {
+    fn wrap(variant: &'static str, inner: Value) -> Value {
+        let mut map = Map::with_capacity(1);
+        map.insert(variant.to_owned(), inner);
+        Value::Object(map)
+    }
+}
+
+impl ser::SerializeTupleVariant for VariantSerializer<SeqSerializer> {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
+        let variant = self.variant;
+        self.inner.push(value).map_err(|e| e.within(variant))
+    }
+    fn end(self) -> Result<Value, Error> {
+        Ok(Self::wrap(self.variant, Value::Array(self.inner.0)))
+    }
+}
+
+impl ser::SerializeStructVariant for VariantSerializer<MapSerializer> {
+    type Ok = Value;
+    type Error = Error;
+    fn serialize_field<T: ?Sized + Serialize>(
+        &mut self,
+        key: &'static str,
+        value: &T,
+    ) -> Result<(), Error> {
+        let variant = self.variant;
+        self.inner.field(key, value).map_err(|e| e.within(variant))
+    }
+    fn end(self) -> Result<Value, Error> {
+        Ok(Self::wrap(self.variant, Value::Object(self.inner.map)))
+    }
+}
+
+/// Map keys become JSON strings. Strings, chars, bools, integers and unit variants convert
+/// exactly; anything else is refused rather than guessed at.
+struct KeySerializer;
+
+fn key_error() -> Error {
+    Error::new("map keys must be strings, chars, booleans, integers or unit enum variants")
+}
+
+impl ser::Serializer for KeySerializer {
+    type Ok = String;
+    type Error = Error;
+    type SerializeSeq = ser::Impossible<String, Error>;
+    type SerializeTuple = ser::Impossible<String, Error>;
+    type SerializeTupleStruct = ser::Impossible<String, Error>;
+    type SerializeTupleVariant = ser::Impossible<String, Error>;
+    type SerializeMap = ser::Impossible<String, Error>;
+    type SerializeStruct = ser::Impossible<String, Error>;
+    type SerializeStructVariant = ser::Impossible<String, Error>;
+
+    fn serialize_bool(self, v: bool) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i8(self, v: i8) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i16(self, v: i16) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i32(self, v: i32) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i64(self, v: i64) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_i128(self, v: i128) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u8(self, v: u8) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u16(self, v: u16) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u32(self, v: u32) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u64(self, v: u64) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_u128(self, v: u128) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_f32(self, _v: f32) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_f64(self, _v: f64) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_char(self, v: char) -> Result<String, Error> {
+        Ok(v.to_string())
+    }
+    fn serialize_str(self, v: &str) -> Result<String, Error> {
+        Ok(v.to_owned())
+    }
+    fn serialize_bytes(self, _v: &[u8]) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_none(self) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_some<T: ?Sized + Serialize>(self, _value: &T) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_unit(self) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_unit_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+    ) -> Result<String, Error> {
+        Ok(variant.to_owned())
+    }
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        value: &T,
+    ) -> Result<String, Error> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<String, Error> {
+        Err(key_error())
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq, Error> {
+        Err(key_error())
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple, Error> {
+        Err(key_error())
+    }
+    fn serialize_tuple_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleStruct, Error> {
+        Err(key_error())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleVariant, Error> {
+        Err(key_error())
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, Error> {
+        Err(key_error())
+    }
+    fn serialize_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStruct, Error> {
+        Err(key_error())
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStructVariant, Error> {
+        Err(key_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde::Serialize;
+    use serde_json::json;
+
+    use super::*;
+
+    #[derive(Serialize)]
+    struct Point {
+        x: f64,
+        tags: Vec<String>,
+    }
+
+    #[derive(Serialize)]
+    enum Shape {
+        Circle { r: f32 },
+        Pair(u8, f64),
+        Unit,
+        Wrap(i32),
+    }
+
+    #[test]
+    fn agrees_with_serde_json_on_ordinary_values() {
+        let point = Point {
+            x: 1.5,
+            tags: vec!["a".into()],
+        };
+        assert_eq!(
+            to_lossless_value(&point),
+            Ok(serde_json::to_value(&point).unwrap())
+        );
+        for shape in [
+            Shape::Circle { r: 2.5 },
+            Shape::Pair(1, -3.0),
+            Shape::Unit,
+            Shape::Wrap(7),
+        ] {
+            assert_eq!(
+                to_lossless_value(&shape),
+                Ok(serde_json::to_value(&shape).unwrap())
+            );
+        }
+        let keyed: BTreeMap<u32, bool> = [(1, true), (20, false)].into();
+        assert_eq!(
+            to_lossless_value(&keyed),
+            Ok(json!({"1": true, "20": false}))
+        );
+        assert_eq!(
+            to_lossless_value(&(u64::MAX, i64::MIN)),
+            Ok(json!([u64::MAX, i64::MIN]))
+        );
+        assert_eq!(to_lossless_value(&Some(())), Ok(json!(null)));
+    }
+
+    #[test]
+    fn non_finite_floats_are_refused_with_their_path() {
+        let point = Point {
+            x: f64::INFINITY,
+            tags: vec![],
+        };
+        let error = to_lossless_value(&point).unwrap_err();
+        assert_eq!(error.path(), "/x");
+        assert_eq!(error.problem(), "inf cannot be represented in JSON");
+
+        let nested = vec![Shape::Pair(1, 2.0), Shape::Circle { r: f32::NAN }];
+        let error = to_lossless_value(&nested).unwrap_err();
+        assert_eq!(error.path(), "/1/Circle/r");
+        assert!(error.problem().starts_with("NaN"));
+
+        let error = to_lossless_value(&Shape::Pair(0, f64::NEG_INFINITY)).unwrap_err();
+        assert_eq!(error.path(), "/Pair/1");
+    }
+
+    #[test]
+    fn wide_integers_are_refused_unless_they_fit() {
+        assert_eq!(
+            to_lossless_value(&u128::from(u64::MAX)),
+            Ok(json!(u64::MAX))
+        );
+        assert_eq!(to_lossless_value(&-5_i128), Ok(json!(-5)));
+        let error = to_lossless_value(&(u128::from(u64::MAX) + 1)).unwrap_err();
+        assert!(error.problem().contains("18446744073709551616"), "{error}");
+        assert!(to_lossless_value(&i128::MIN).is_err());
+    }
+
+    #[test]
+    fn colliding_keys_are_refused() {
+        struct Colliding;
+        impl Serialize for Colliding {
+            fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use ser::SerializeMap;
+                let mut map = s.serialize_map(Some(2))?;
+                map.serialize_entry(&1_u8, "one")?;
+                map.serialize_entry("1", "also one")?;
+                map.end()
+            }
+        }
+        // serde_json keeps the second entry and drops the first without a word.
+        assert_eq!(
+            serde_json::to_value(Colliding).unwrap(),
+            json!({"1": "also one"})
+        );
+        let error = to_lossless_value(&Colliding).unwrap_err();
+        assert!(error.problem().contains("same key `1`"), "{error}");
+    }
+
+    #[test]
+    fn failing_serialize_and_bad_keys_are_errors() {
+        struct Failing;
+        impl Serialize for Failing {
+            fn serialize<S: ser::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+                Err(ser::Error::custom("lock poisoned"))
+            }
+        }
+        let error = to_lossless_value(&vec![Failing]).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "serialization failed: lock poisoned (at /0)"
+        );
+
+        let keyed: BTreeMap<Vec<u8>, u8> = [(vec![1], 1)].into();
+        assert!(to_lossless_value(&keyed).is_err());
+    }
+
+    #[test]
+    fn path_segments_are_escaped_as_json_pointer() {
+        let map: BTreeMap<&str, f64> = [("a/b~c", f64::NAN)].into();
+        assert_eq!(to_lossless_value(&map).unwrap_err().path(), "/a~1b~0c");
+    }
+}

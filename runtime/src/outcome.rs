@@ -1,0 +1,206 @@
+//! What a dispatch returns: a success carrying the canonical value and its projections, or a
+//! failure that carries no value at all.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::content::ContentBlock;
+use crate::error::FailureError;
+use crate::value::FrozenValue;
+
+/// The result of one dispatched call.
+///
+/// A success holds the frozen canonical value and the content and metadata projected from it;
+/// a failure holds one error and no value, which the type makes impossible to get wrong.
+/// Serialized (for logs and hosts) with an `is_error` discriminant:
+///
+/// ```
+/// # use toolprism::prelude::*;
+/// # use serde_json::json;
+/// # async fn demo() {
+/// /// Doubles a number.
+/// #[tool]
+/// fn double(#[arg] n: i64) -> i64 { n * 2 }
+///
+/// let registry = Registry::builder().tool(Double).build().unwrap();
+/// let outcome = registry.dispatch(ToolCall::new("c1", "double", json!({"n": 21})), Surface::Direct).await;
+/// assert_eq!(
+///     serde_json::to_value(&outcome).unwrap(),
+///     json!({"is_error": false, "value": 42, "content": [{"type": "text", "text": "42"}]}),
+/// );
+/// # }
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(demo());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ToolOutcome {
+    /// The call produced a valid value.
+    Success(ToolSuccess),
+    /// The call failed; the model sees the error.
+    Failure(ToolFailure),
+}
+
+/// Extra text a host or policy injects beside a result (e.g. a reminder for the model).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct AdditionalContext {
+    /// The text.
+    pub text: String,
+}
+
+impl AdditionalContext {
+    /// A context of this text.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self { text: text.into() }
+    }
+}
+
+/// A successful call: the canonical value, and what the model and the UI see of it.
+///
+/// Only the dispatch pipeline makes one, so its content and metadata are always projections
+/// of its value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSuccess {
+    pub(crate) value: FrozenValue,
+    pub(crate) content: Vec<ContentBlock>,
+    pub(crate) meta: Option<Value>,
+    pub(crate) additional_contexts: Vec<AdditionalContext>,
+}
+
+impl ToolSuccess {
+    /// The canonical value, validated against the tool's output schema.
+    pub fn value(&self) -> &FrozenValue {
+        &self.value
+    }
+
+    /// What the model sees.
+    pub fn content(&self) -> &[ContentBlock] {
+        &self.content
+    }
+
+    /// Presentation metadata, for direct calls of tools that declare it.
+    pub fn meta(&self) -> Option<&Value> {
+        self.meta.as_ref()
+    }
+
+    /// Text injected beside the result.
+    pub fn additional_contexts(&self) -> &[AdditionalContext] {
+        &self.additional_contexts
+    }
+}
+
+/// A failed call: one error, the content the model sees of it, and no value.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolFailure {
+    pub(crate) error: FailureError,
+    pub(crate) content: Vec<ContentBlock>,
+    pub(crate) meta: Option<Value>,
+    pub(crate) additional_contexts: Vec<AdditionalContext>,
+}
+
+impl ToolFailure {
+    /// A failure whose content is its message.
+    pub fn new(error: FailureError) -> Self {
+        Self {
+            content: vec![ContentBlock::text(error.message.clone())],
+            error,
+            meta: None,
+            additional_contexts: Vec::new(),
+        }
+    }
+
+    /// The error.
+    pub fn error(&self) -> &FailureError {
+        &self.error
+    }
+
+    /// What the model sees.
+    pub fn content(&self) -> &[ContentBlock] {
+        &self.content
+    }
+
+    /// Presentation metadata, if any.
+    pub fn meta(&self) -> Option<&Value> {
+        self.meta.as_ref()
+    }
+
+    /// Text injected beside the result.
+    pub fn additional_contexts(&self) -> &[AdditionalContext] {
+        &self.additional_contexts
+    }
+}
+
+impl ToolOutcome {
+    /// Whether the call failed.
+    pub fn is_error(&self) -> bool {
+        matches!(self, Self::Failure(_))
+    }
+
+    /// The canonical value of a success; `None` for a failure.
+    pub fn value(&self) -> Option<&FrozenValue> {
+        match self {
+            Self::Success(success) => Some(&success.value),
+            Self::Failure(_) => None,
+        }
+    }
+
+    /// The error of a failure; `None` for a success.
+    pub fn error(&self) -> Option<&FailureError> {
+        match self {
+            Self::Success(_) => None,
+            Self::Failure(failure) => Some(&failure.error),
+        }
+    }
+
+    /// What the model sees.
+    pub fn content(&self) -> &[ContentBlock] {
+        match self {
+            Self::Success(success) => &success.content,
+            Self::Failure(failure) => &failure.content,
+        }
+    }
+
+    /// Presentation metadata, if any.
+    pub fn meta(&self) -> Option<&Value> {
+        match self {
+            Self::Success(success) => success.meta.as_ref(),
+            Self::Failure(failure) => failure.meta.as_ref(),
+        }
+    }
+
+    /// Text injected beside the result.
+    pub fn additional_contexts(&self) -> &[AdditionalContext] {
+        match self {
+            Self::Success(success) => &success.additional_contexts,
+            Self::Failure(failure) => &failure.additional_contexts,
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct OutcomeView<'a> {
+    is_error: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<&'a FrozenValue>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a FailureError>,
+    content: &'a [ContentBlock],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    meta: Option<&'a Value>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    additional_contexts: &'a [AdditionalContext],
+}
+
+impl Serialize for ToolOutcome {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        OutcomeView {
+            is_error: self.is_error(),
+            value: self.value(),
+            error: self.error(),
+            content: self.content(),
+            meta: self.meta(),
+            additional_contexts: self.additional_contexts(),
+        }
+        .serialize(serializer)
+    }
+}

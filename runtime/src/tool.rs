@@ -1,0 +1,358 @@
+//! Tool definitions: one `ToolDef` type for tools written in Rust (by hand or by `#[tool]`)
+//! and for dynamic tools built at run time from JSON Schemas.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::call::ToolContext;
+use crate::content::{ContentBlock, IntoContent};
+use crate::error::ToolError;
+use crate::lossless::{LosslessError, to_lossless_value};
+use crate::meta::{IntoMeta, MetaError};
+use crate::schema::{input_schema_for, output_schema_for};
+
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// A tool, ready to register: name, description, input and output schemas, body, and the
+/// `render` and `meta` projections of its value.
+///
+/// Build one with [`ToolDef::builder`], or let `#[tool]` build it. Schemas are checked and
+/// compiled when the tool is registered, not here.
+///
+/// ```
+/// use toolprism::prelude::*;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Args { a: i64, b: i64 }
+///
+/// let add = ToolDef::builder("add")
+///     .description("Adds two integers.")
+///     .handler(|args: Args, _cx: ToolContext| async move { Ok::<_, ToolError>(args.a + args.b) })
+///     .build();
+/// assert_eq!(add.name(), "add");
+/// assert_eq!(add.output_schema()["type"], "integer");
+/// ```
+///
+/// A dynamic tool is the same type, with its schemas given as JSON and `Value` in and out:
+///
+/// ```
+/// use toolprism::prelude::*;
+/// use serde_json::{json, Value};
+///
+/// let echo = ToolDef::builder("echo")
+///     .description("Echoes its text.")
+///     .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))
+///     .output_schema(json!({"type": "string"}))
+///     .handler(|args: Value, _cx: ToolContext| async move { Ok::<_, ToolError>(args["text"].clone()) })
+///     .build();
+/// assert_eq!(echo.input_schema()["required"][0], "text");
+/// ```
+#[derive(Clone)]
+pub struct ToolDef {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Value,
+    pub(crate) handler: Arc<dyn Handler>,
+}
+
+impl ToolDef {
+    /// Starts a tool definition under this name.
+    pub fn builder(name: impl Into<String>) -> ToolBuilder {
+        ToolBuilder {
+            name: name.into(),
+            description: String::new(),
+            input_schema: None,
+            output_schema: None,
+        }
+    }
+
+    /// The name the tool is registered and advertised under.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the model is told the tool does.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The JSON Schema of the arguments.
+    pub fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// The JSON Schema of the canonical value.
+    pub fn output_schema(&self) -> &Value {
+        &self.output_schema
+    }
+
+    /// Whether the tool declares presentation metadata.
+    pub fn has_meta(&self) -> bool {
+        self.handler.has_meta()
+    }
+}
+
+impl fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDef")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("input_schema", &self.input_schema)
+            .field("output_schema", &self.output_schema)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The first step of [`ToolDef::builder`]: name, description and optional explicit schemas.
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `handler(…).build()`"]
+pub struct ToolBuilder {
+    name: String,
+    description: String,
+    input_schema: Option<Value>,
+    output_schema: Option<Value>,
+}
+
+impl ToolBuilder {
+    /// What the model is told the tool does.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// Uses this JSON Schema for the arguments instead of the one derived from the args type.
+    /// Arguments are validated against it, then deserialized into the args type.
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = Some(schema);
+        self
+    }
+
+    /// Uses this JSON Schema for the value instead of the one derived from the value type.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the body: an async function of the arguments and the call context that returns
+    /// the canonical value or a [`ToolError`] (or anything that converts into one).
+    pub fn handler<A, T, E, F, Fut>(self, body: F) -> TypedToolBuilder<A, T>
+    where
+        A: ToolArgs,
+        T: ToolOutput,
+        E: Into<ToolError>,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+    {
+        TypedToolBuilder {
+            head: self,
+            body: Arc::new(move |args, cx| {
+                let future = body(args, cx);
+                Box::pin(async move { future.await.map_err(Into::into) })
+            }),
+            render: None,
+            meta: None,
+        }
+    }
+}
+
+/// Marker for types a tool can take as its arguments.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's arguments",
+    label = "tool arguments must implement `Deserialize` and `JsonSchema`",
+    note = "derive both: `#[derive(Deserialize, JsonSchema)]`"
+)]
+pub trait ToolArgs: DeserializeOwned + JsonSchema + Send + 'static {}
+
+impl<A: DeserializeOwned + JsonSchema + Send + 'static> ToolArgs for A {}
+
+/// Marker for types a tool can return as its canonical value.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's value",
+    label = "a tool's value must implement `Serialize` and `JsonSchema`",
+    note = "derive both: `#[derive(Serialize, JsonSchema)]`"
+)]
+pub trait ToolOutput: Serialize + JsonSchema + Send + 'static {}
+
+impl<T: Serialize + JsonSchema + Send + 'static> ToolOutput for T {}
+
+type Body<A, T> = Arc<dyn Fn(A, ToolContext) -> BoxFuture<Result<T, ToolError>> + Send + Sync>;
+type Projection<R, E> = Arc<dyn Fn(&Value, &Value) -> Result<R, E> + Send + Sync>;
+
+/// A [`ToolBuilder`] with its body: add `render` and `meta`, then `build`.
+#[must_use = "a builder does nothing until `build()`"]
+pub struct TypedToolBuilder<A, T> {
+    head: ToolBuilder,
+    body: Body<A, T>,
+    render: Option<Projection<Vec<ContentBlock>, String>>,
+    meta: Option<Projection<Option<Value>, MetaError>>,
+}
+
+impl<A, T> fmt::Debug for TypedToolBuilder<A, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TypedToolBuilder")
+            .field("head", &self.head)
+            .field("render", &self.render.is_some())
+            .field("meta", &self.meta.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A: ToolArgs, T: ToolOutput> TypedToolBuilder<A, T> {
+    /// Uses this JSON Schema for the arguments instead of the derived one.
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.head.input_schema = Some(schema);
+        self
+    }
+
+    /// Uses this JSON Schema for the value instead of the derived one.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.head.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the pure projection from arguments and value to what the model sees.
+    ///
+    /// It receives the value as validated (deserialized back from the frozen JSON), so what
+    /// it renders is a projection of what programs get. It must be deterministic: a session
+    /// log replays it. Without one, a string value becomes one text block and any other value
+    /// is serialized once.
+    pub fn render<F, R>(mut self, render: F) -> Self
+    where
+        T: DeserializeOwned,
+        F: Fn(&A, &T) -> R + Send + Sync + 'static,
+        R: IntoContent,
+    {
+        self.render = Some(Arc::new(move |args, value| {
+            let (args, value) = typed::<A, T>(args, value)?;
+            render(&args, &value).into_content()
+        }));
+        self
+    }
+
+    /// Sets the pure projection from arguments and value to presentation metadata (for a
+    /// UI card). It runs for direct calls only.
+    pub fn meta<F, R>(mut self, meta: F) -> Self
+    where
+        T: DeserializeOwned,
+        F: Fn(&A, &T) -> R + Send + Sync + 'static,
+        R: IntoMeta,
+    {
+        self.meta = Some(Arc::new(move |args, value| {
+            let (args, value) = typed::<A, T>(args, value).map_err(MetaError::Failed)?;
+            meta(&args, &value).into_meta()
+        }));
+        self
+    }
+
+    /// Finishes the definition, deriving any schema not given explicitly.
+    pub fn build(self) -> ToolDef {
+        let head = self.head;
+        ToolDef {
+            input_schema: head.input_schema.unwrap_or_else(input_schema_for::<A>),
+            output_schema: head.output_schema.unwrap_or_else(output_schema_for::<T>),
+            name: head.name,
+            description: head.description,
+            handler: Arc::new(TypedHandler {
+                body: self.body,
+                render: self.render,
+                meta: self.meta,
+            }),
+        }
+    }
+}
+
+fn typed<A: DeserializeOwned, T: DeserializeOwned>(
+    args: &Value,
+    value: &Value,
+) -> Result<(A, T), String> {
+    let args = A::deserialize(args).map_err(|e| format!("arguments do not deserialize: {e}"))?;
+    let value = T::deserialize(value).map_err(|e| format!("value does not deserialize: {e}"))?;
+    Ok((args, value))
+}
+
+/// Why a body produced no value.
+#[derive(Debug)]
+pub(crate) enum BodyError {
+    /// The arguments passed the schema but not the args type's `Deserialize`.
+    Input(serde_json::Error),
+    /// The body returned an error.
+    Failed(ToolError),
+    /// The value is not lossless JSON.
+    Output(LosslessError),
+}
+
+/// The type-erased tool the registry runs.
+pub(crate) trait Handler: Send + Sync + 'static {
+    /// Deserializes the (already validated) arguments, runs the body and snapshots its value.
+    fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<Result<Value, BodyError>>;
+    /// The tool's `render`, or `None` for the default projection.
+    fn render(&self, args: &Value, value: &Value) -> Option<Result<Vec<ContentBlock>, String>>;
+    /// The tool's `meta`, or `None` when it declares none.
+    fn meta(&self, args: &Value, value: &Value) -> Option<Result<Option<Value>, MetaError>>;
+    fn has_meta(&self) -> bool;
+}
+
+struct TypedHandler<A, T> {
+    body: Body<A, T>,
+    render: Option<Projection<Vec<ContentBlock>, String>>,
+    meta: Option<Projection<Option<Value>, MetaError>>,
+}
+
+impl<A: ToolArgs, T: ToolOutput> Handler for TypedHandler<A, T> {
+    fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<Result<Value, BodyError>> {
+        let args = match A::deserialize(args) {
+            Ok(args) => args,
+            Err(error) => return Box::pin(std::future::ready(Err(BodyError::Input(error)))),
+        };
+        let future = (self.body)(args, cx);
+        Box::pin(async move {
+            let value = future.await.map_err(BodyError::Failed)?;
+            to_lossless_value(&value).map_err(BodyError::Output)
+        })
+    }
+
+    fn render(&self, args: &Value, value: &Value) -> Option<Result<Vec<ContentBlock>, String>> {
+        self.render.as_ref().map(|render| render(args, value))
+    }
+
+    fn meta(&self, args: &Value, value: &Value) -> Option<Result<Option<Value>, MetaError>> {
+        self.meta.as_ref().map(|meta| meta(args, value))
+    }
+
+    fn has_meta(&self) -> bool {
+        self.meta.is_some()
+    }
+}
+
+/// Anything that becomes one tool definition: a [`ToolDef`], or the unit struct `#[tool]`
+/// generates for a function.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool",
+    label = "expected a `ToolDef` or a type generated by `#[tool]`",
+    note = "`#[tool] fn read_file(…)` generates the unit struct `ReadFile`: register that"
+)]
+pub trait IntoToolDef {
+    /// Builds the definition.
+    fn into_tool_def(self) -> ToolDef;
+}
+
+impl IntoToolDef for ToolDef {
+    fn into_tool_def(self) -> ToolDef {
+        self
+    }
+}
+
+/// A type whose `&self` methods are tools, made by `#[toolset]` on an impl block. The state
+/// is captured (as an `Arc`) when the tool set is built.
+pub trait Toolset: Send + Sync + 'static {
+    /// The tool definitions, each holding a clone of `self`.
+    fn tool_defs(self: Arc<Self>) -> Vec<ToolDef>;
+}

@@ -1,0 +1,78 @@
+//! The frozen canonical value: shared, immutable, and only ever lent out as `&Value`.
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+/// A tool's canonical value after it was snapshotted and validated against the tool's
+/// output schema.
+///
+/// Cloning is an `Arc` clone. There is no way to get a `&mut Value` out of it, so every
+/// holder sees the value that was validated.
+///
+/// ```
+/// # use toolprism::FrozenValue;
+/// fn total(value: &FrozenValue) -> Option<u64> {
+///     value.get("total_lines")?.as_u64()
+/// }
+/// ```
+#[derive(Clone, PartialEq)]
+pub struct FrozenValue(Arc<Value>);
+
+impl FrozenValue {
+    pub(crate) fn freeze(value: Value) -> Self {
+        Self(Arc::new(value))
+    }
+
+    /// The value.
+    pub fn as_value(&self) -> &Value {
+        &self.0
+    }
+
+    /// Deserializes the value into a Rust type, e.g. the tool's own output type.
+    pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        T::deserialize(&*self.0)
+    }
+}
+
+impl Deref for FrozenValue {
+    type Target = Value;
+
+    fn deref(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl AsRef<Value> for FrozenValue {
+    fn as_ref(&self) -> &Value {
+        &self.0
+    }
+}
+
+impl PartialEq<Value> for FrozenValue {
+    fn eq(&self, other: &Value) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl fmt::Debug for FrozenValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for FrozenValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl Serialize for FrozenValue {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
