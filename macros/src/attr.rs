@@ -51,6 +51,11 @@ fn parse_tool_option(
         errors.push(meta.error(format!("expected one of {TOOL_OPTIONS}")));
         return skip_value(meta);
     };
+    let known = ["name", "description", "render", "meta", "crate"].contains(&key.as_str());
+    if known && !meta.input.peek(syn::Token![=]) {
+        errors.push(meta.error(format!("expected `{key} = ...`")));
+        return skip_value(meta);
+    }
     match key.as_str() {
         "name" => set(&mut attr.name, meta.value()?.parse()?, meta, errors),
         "description" => set(&mut attr.description, meta.value()?.parse()?, meta, errors),
@@ -108,7 +113,12 @@ pub(crate) fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAt
                 set(&mut arg.description, meta.value()?.parse()?, &meta, errors);
                 Ok(())
             } else {
-                errors.push(meta.error(format!("unknown option; expected {ARG_OPTIONS}")));
+                let key = meta
+                    .path
+                    .get_ident()
+                    .map(ToString::to_string)
+                    .unwrap_or_default();
+                errors.push(meta.error(format!("unknown option `{key}`; expected {ARG_OPTIONS}")));
                 skip_value(&meta)
             }
         });

@@ -73,17 +73,22 @@ pub(crate) fn tool_def(
 ) -> TokenStream {
     let name = tool.tool_name();
     let description = tool.description();
-    let (args_ty, assert_args) = match tool.args_form() {
+    // Each type is named in its own builder step, spanned on the user's token, so a missing
+    // trait is reported once and on that type.
+    let args_step = match tool.args_form() {
         ArgsForm::Whole(param) => {
             let ty = &param.ty;
-            (
-                quote!(#ty),
-                quote_spanned!(ty.span()=> #krate::__private::assert_args::<#ty>();),
-            )
+            quote_spanned!(ty.span()=> .args::<#ty>())
         }
-        ArgsForm::List(_) => (quote!(#args_ident), TokenStream::new()),
+        ArgsForm::List(_) => quote!(.args::<#args_ident>()),
     };
-    let assert_output = output_assertions(&tool.output, krate);
+    let returns_step = match &tool.output {
+        Output::Unit => quote!(.returns::<()>()),
+        Output::Plain(ty) | Output::Result { ok: Some(ty), .. } => {
+            quote_spanned!(ty.span()=> .returns::<#ty>())
+        }
+        Output::Result { ty, ok: None, .. } => quote_spanned!(ty.span()=> .returns::<#ty>()),
+    };
 
     let uses_context = tool
         .inputs
@@ -115,18 +120,32 @@ pub(crate) fn tool_def(
         call = quote!(#call.await);
     }
     let result = match &tool.output {
-        Output::Result { .. } => call,
+        Output::Result { ty, err, .. } => {
+            let convert = quote_spanned!(err.as_ref().unwrap_or(ty).span()=>
+                #krate::__private::into_tool_error(__toolprism_error)
+            );
+            quote! {
+                match #call {
+                    ::core::result::Result::Ok(__toolprism_value) => {
+                        ::core::result::Result::Ok(__toolprism_value)
+                    }
+                    ::core::result::Result::Err(__toolprism_error) => {
+                        ::core::result::Result::Err(#convert)
+                    }
+                }
+            }
+        }
         Output::Unit | Output::Plain(_) => {
             quote!(::core::result::Result::Ok::<_, #krate::__private::ToolError>(#call))
         }
     };
     let handler = match callee {
         Callee::Free => quote! {
-            |__toolprism_args: #args_ty, #cx_pat: #krate::__private::ToolContext| async move { #result }
+            |__toolprism_args, #cx_pat: #krate::__private::ToolContext| async move { #result }
         },
         Callee::Method { .. } => quote! {{
             let __toolprism_shared = ::core::clone::Clone::clone(&self);
-            move |__toolprism_args: #args_ty, #cx_pat: #krate::__private::ToolContext| {
+            move |__toolprism_args, #cx_pat: #krate::__private::ToolContext| {
                 let __toolprism_state = ::core::clone::Clone::clone(&__toolprism_shared);
                 async move { #result }
             }
@@ -142,32 +161,15 @@ pub(crate) fn tool_def(
         .meta
         .as_ref()
         .map(|path| quote_spanned!(path.span()=> .meta(#path)));
-    quote! {{
-        #assert_args
-        #assert_output
+    quote! {
         #krate::__private::ToolDef::builder(#name)
             .description(#description)
+            #args_step
+            #returns_step
             .handler(#handler)
             #render
             #meta
             .build()
-    }}
-}
-
-/// Bounds checked at the user's own types, so a missing trait is reported on them.
-fn output_assertions(output: &Output, krate: &Path) -> TokenStream {
-    match output {
-        Output::Unit => TokenStream::new(),
-        Output::Plain(ty) => quote_spanned!(ty.span()=> #krate::__private::assert_output::<#ty>();),
-        Output::Result { ok, err, .. } => {
-            let ok = ok
-                .iter()
-                .map(|ty| quote_spanned!(ty.span()=> #krate::__private::assert_output::<#ty>();));
-            let err = err
-                .iter()
-                .map(|ty| quote_spanned!(ty.span()=> #krate::__private::assert_error::<#ty>();));
-            quote!(#(#ok)* #(#err)*)
-        }
     }
 }
 
@@ -223,4 +225,52 @@ pub(crate) fn crate_path(krate: Option<&Path>) -> Path {
         path.leading_colon = Some(Default::default());
         path
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::tool;
+
+    #[test]
+    fn the_crate_override_is_the_only_path_into_the_runtime() {
+        let expanded = tool(
+            quote!(crate = "my_tp"),
+            quote! {
+                /// Adds.
+                fn add(a: i64, b: i64) -> i64 { a + b }
+            },
+        )
+        .to_string();
+        assert!(
+            expanded.contains("my_tp :: __private :: ToolDef"),
+            "{expanded}"
+        );
+        assert!(!expanded.contains(":: toolprism ::"), "{expanded}");
+        assert!(!expanded.contains("\"::toolprism"), "{expanded}");
+        assert!(
+            expanded.contains("\"my_tp::__private::serde\""),
+            "{expanded}"
+        );
+    }
+
+    #[test]
+    fn errors_keep_the_function_and_add_a_stand_in() {
+        let expanded = tool(
+            quote!(bogus = 1),
+            quote! {
+                /// Adds.
+                fn add(#[arg] a: i64) -> i64 { a }
+            },
+        )
+        .to_string();
+        assert!(expanded.contains("compile_error"), "{expanded}");
+        assert!(expanded.contains("fn add (a : i64)"), "{expanded}");
+        assert!(expanded.contains("struct Add ;"), "{expanded}");
+        assert!(
+            !expanded.contains("# [arg]"),
+            "helper attributes are stripped: {expanded}"
+        );
+    }
 }

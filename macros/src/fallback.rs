@@ -24,17 +24,20 @@ pub(crate) fn tool_fn(
     errors: Errors,
 ) -> TokenStream {
     let errors = errors.into_compile_errors();
-    let stand_in = struct_ident.map(|struct_ident| {
-        let vis = &item.vis;
-        quote! {
-            #vis struct #struct_ident;
-            impl #krate::__private::IntoToolDef for #struct_ident {
-                fn into_tool_def(self) -> #krate::__private::ToolDef {
-                    ::core::unreachable!()
+    // A method (it has a receiver) is inside an impl block, where a struct cannot go.
+    let stand_in = struct_ident
+        .filter(|_| item.sig.receiver().is_none())
+        .map(|struct_ident| {
+            let vis = &item.vis;
+            quote! {
+                #vis struct #struct_ident;
+                impl #krate::__private::IntoToolDef for #struct_ident {
+                    fn into_tool_def(self) -> #krate::__private::ToolDef {
+                        ::core::unreachable!()
+                    }
                 }
             }
-        }
-    });
+        });
     quote! {
         #errors
         #item

@@ -168,7 +168,14 @@ fn check_output(output: &Output, errors: &mut Errors) {
             ty,
             "a tool returns a concrete type, whose JSON Schema becomes the output schema; `impl Trait` has none",
         ),
-        Type::Reference(_) => errors.push_spanned(ty, "a tool returns an owned value, not a reference"),
+        Type::Reference(reference)
+            if reference.lifetime.as_ref().is_none_or(|lifetime| lifetime.ident != "static") =>
+        {
+            errors.push_spanned(
+                ty,
+                "a tool returns an owned value (or a `&'static` one): its value outlives the call",
+            );
+        }
         _ => {}
     }
 }

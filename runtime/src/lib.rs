@@ -26,7 +26,8 @@ pub use registry::{
     is_valid_tool_name,
 };
 pub use tool::{
-    IntoToolDef, ToolArgs, ToolBuilder, ToolDef, ToolOutput, Toolset, TypedToolBuilder,
+    IntoToolDef, ToolArgs, ToolBuilder, ToolDef, ToolOutput, Toolset, TypedToolBuilder, WithArgs,
+    WithSignature,
 };
 pub use value::FrozenValue;
 
@@ -56,14 +57,11 @@ pub mod __private {
     pub use serde;
     pub use std::sync::Arc;
 
-    /// Points a missing-trait error at the user's argument type.
-    pub const fn assert_args<A: ToolArgs>() {}
-
-    /// Points a missing-trait error at the user's value type.
-    pub const fn assert_output<T: ToolOutput>() {}
-
-    /// Points a missing-conversion error at the user's error type.
-    pub const fn assert_error<E: IntoToolError>() {}
+    /// Converts a body's error; spanned on the user's error type, so a missing conversion is
+    /// reported there.
+    pub fn into_tool_error<E: IntoToolError>(error: E) -> ToolError {
+        error.into()
+    }
 
     /// The bound on a tool body's error type.
     #[diagnostic::on_unimplemented(

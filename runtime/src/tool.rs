@@ -142,7 +142,8 @@ impl ToolBuilder {
     }
 
     /// Sets the body: an async function of the arguments and the call context that returns
-    /// the canonical value or a [`ToolError`] (or anything that converts into one).
+    /// the canonical value or a [`ToolError`] (or anything that converts into one). The
+    /// argument and value types are inferred from it.
     pub fn handler<A, T, E, F, Fut>(self, body: F) -> TypedToolBuilder<A, T>
     where
         A: ToolArgs,
@@ -151,8 +152,102 @@ impl ToolBuilder {
         F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
     {
-        TypedToolBuilder {
+        self.args::<A>().returns::<T>().handler(body)
+    }
+
+    /// Names the argument type explicitly, before the body. `#[tool]` builds this way, so a
+    /// type missing a trait is reported once, on that type.
+    pub fn args<A: ToolArgs>(self) -> WithArgs<A> {
+        WithArgs {
             head: self,
+            args: ArgsCodec {
+                schema: input_schema_for::<A>,
+                deserialize: |value| A::deserialize(value),
+            },
+        }
+    }
+}
+
+/// How the pipeline handles an argument type. Captured where `A: ToolArgs` is proven, so
+/// later builder steps need no bounds on `A` (and report nothing more when it is missing).
+struct ArgsCodec<A> {
+    schema: fn() -> Value,
+    deserialize: fn(&Value) -> Result<A, serde_json::Error>,
+}
+
+/// How the pipeline handles a value type, captured where `T: ToolOutput` is proven.
+struct ValueCodec<T> {
+    schema: fn() -> Value,
+    snapshot: fn(&T) -> Result<Value, LosslessError>,
+}
+
+impl<A> Clone for ArgsCodec<A> {
+    fn clone(&self) -> Self {
+        Self { ..*self }
+    }
+}
+
+impl<A> Copy for ArgsCodec<A> {}
+
+/// A [`ToolBuilder`] whose argument type is named: name the value type with
+/// [`returns`](Self::returns).
+#[must_use = "a builder does nothing until `build()`"]
+pub struct WithArgs<A> {
+    head: ToolBuilder,
+    args: ArgsCodec<A>,
+}
+
+impl<A> fmt::Debug for WithArgs<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WithArgs")
+            .field("head", &self.head)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A> WithArgs<A> {
+    /// Names the value type explicitly.
+    pub fn returns<T: ToolOutput>(self) -> WithSignature<A, T> {
+        WithSignature {
+            head: self.head,
+            args: self.args,
+            value: ValueCodec {
+                schema: output_schema_for::<T>,
+                snapshot: |value| to_lossless_value(value),
+            },
+        }
+    }
+}
+
+/// A [`ToolBuilder`] whose argument and value types are named: set the body with
+/// [`handler`](Self::handler).
+#[must_use = "a builder does nothing until `build()`"]
+pub struct WithSignature<A, T> {
+    head: ToolBuilder,
+    args: ArgsCodec<A>,
+    value: ValueCodec<T>,
+}
+
+impl<A, T> fmt::Debug for WithSignature<A, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WithSignature")
+            .field("head", &self.head)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A: 'static, T: 'static> WithSignature<A, T> {
+    /// Sets the body.
+    pub fn handler<E, F, Fut>(self, body: F) -> TypedToolBuilder<A, T>
+    where
+        E: Into<ToolError>,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+    {
+        TypedToolBuilder {
+            head: self.head,
+            args: self.args,
+            value: self.value,
             body: Arc::new(move |args, cx| {
                 let future = body(args, cx);
                 Box::pin(async move { future.await.map_err(Into::into) })
@@ -190,6 +285,8 @@ type Projection<R, E> = Arc<dyn Fn(&Value, &Value) -> Result<R, E> + Send + Sync
 #[must_use = "a builder does nothing until `build()`"]
 pub struct TypedToolBuilder<A, T> {
     head: ToolBuilder,
+    args: ArgsCodec<A>,
+    value: ValueCodec<T>,
     body: Body<A, T>,
     render: Option<Projection<Vec<ContentBlock>, String>>,
     meta: Option<Projection<Option<Value>, MetaError>>,
@@ -205,7 +302,7 @@ impl<A, T> fmt::Debug for TypedToolBuilder<A, T> {
     }
 }
 
-impl<A: ToolArgs, T: ToolOutput> TypedToolBuilder<A, T> {
+impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
     /// Uses this JSON Schema for the arguments instead of the derived one.
     pub fn input_schema(mut self, schema: Value) -> Self {
         self.head.input_schema = Some(schema);
@@ -230,8 +327,9 @@ impl<A: ToolArgs, T: ToolOutput> TypedToolBuilder<A, T> {
         F: Fn(&A, &T) -> R + Send + Sync + 'static,
         R: IntoContent,
     {
+        let deserialize_args = self.args.deserialize;
         self.render = Some(Arc::new(move |args, value| {
-            let (args, value) = typed::<A, T>(args, value)?;
+            let (args, value) = typed(deserialize_args, args, value)?;
             render(&args, &value).into_content()
         }));
         self
@@ -245,8 +343,9 @@ impl<A: ToolArgs, T: ToolOutput> TypedToolBuilder<A, T> {
         F: Fn(&A, &T) -> R + Send + Sync + 'static,
         R: IntoMeta,
     {
+        let deserialize_args = self.args.deserialize;
         self.meta = Some(Arc::new(move |args, value| {
-            let (args, value) = typed::<A, T>(args, value).map_err(MetaError::Failed)?;
+            let (args, value) = typed(deserialize_args, args, value).map_err(MetaError::Failed)?;
             meta(&args, &value).into_meta()
         }));
         self
@@ -256,11 +355,13 @@ impl<A: ToolArgs, T: ToolOutput> TypedToolBuilder<A, T> {
     pub fn build(self) -> ToolDef {
         let head = self.head;
         ToolDef {
-            input_schema: head.input_schema.unwrap_or_else(input_schema_for::<A>),
-            output_schema: head.output_schema.unwrap_or_else(output_schema_for::<T>),
+            input_schema: head.input_schema.unwrap_or_else(self.args.schema),
+            output_schema: head.output_schema.unwrap_or_else(self.value.schema),
             name: head.name,
             description: head.description,
             handler: Arc::new(TypedHandler {
+                deserialize_args: self.args.deserialize,
+                snapshot: self.value.snapshot,
                 body: self.body,
                 render: self.render,
                 meta: self.meta,
@@ -269,11 +370,12 @@ impl<A: ToolArgs, T: ToolOutput> TypedToolBuilder<A, T> {
     }
 }
 
-fn typed<A: DeserializeOwned, T: DeserializeOwned>(
+fn typed<A, T: DeserializeOwned>(
+    deserialize_args: fn(&Value) -> Result<A, serde_json::Error>,
     args: &Value,
     value: &Value,
 ) -> Result<(A, T), String> {
-    let args = A::deserialize(args).map_err(|e| format!("arguments do not deserialize: {e}"))?;
+    let args = deserialize_args(args).map_err(|e| format!("arguments do not deserialize: {e}"))?;
     let value = T::deserialize(value).map_err(|e| format!("value does not deserialize: {e}"))?;
     Ok((args, value))
 }
@@ -301,21 +403,24 @@ pub(crate) trait Handler: Send + Sync + 'static {
 }
 
 struct TypedHandler<A, T> {
+    deserialize_args: fn(&Value) -> Result<A, serde_json::Error>,
+    snapshot: fn(&T) -> Result<Value, LosslessError>,
     body: Body<A, T>,
     render: Option<Projection<Vec<ContentBlock>, String>>,
     meta: Option<Projection<Option<Value>, MetaError>>,
 }
 
-impl<A: ToolArgs, T: ToolOutput> Handler for TypedHandler<A, T> {
+impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
     fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<Result<Value, BodyError>> {
-        let args = match A::deserialize(args) {
+        let args = match (self.deserialize_args)(args) {
             Ok(args) => args,
             Err(error) => return Box::pin(std::future::ready(Err(BodyError::Input(error)))),
         };
         let future = (self.body)(args, cx);
+        let snapshot = self.snapshot;
         Box::pin(async move {
             let value = future.await.map_err(BodyError::Failed)?;
-            to_lossless_value(&value).map_err(BodyError::Output)
+            snapshot(&value).map_err(BodyError::Output)
         })
     }
 

@@ -1,0 +1,7 @@
+use toolprism::prelude::*;
+
+/// Not a function.
+#[tool]
+struct Thing;
+
+fn main() {}

@@ -1,0 +1,12 @@
+use toolprism::prelude::*;
+
+struct State;
+
+#[toolset]
+impl State {
+    fn helper(&self) -> u8 {
+        1
+    }
+}
+
+fn main() {}

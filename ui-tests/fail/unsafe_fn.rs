@@ -1,0 +1,9 @@
+use toolprism::prelude::*;
+
+/// Does something unsafe.
+#[tool]
+unsafe fn danger() -> u8 {
+    1
+}
+
+fn main() {}

@@ -1,0 +1,1 @@
+//! trybuild cases for the toolprism macros live in `pass/` and `fail/`.
