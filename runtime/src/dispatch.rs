@@ -11,7 +11,7 @@ use crate::content::ContentBlock;
 use crate::error::{FailureError, ToolError, codes};
 use crate::meta::MetaError;
 use crate::outcome::{ToolFailure, ToolOutcome, ToolSuccess};
-use crate::panic::{CatchUnwind, catch};
+use crate::panic::CatchUnwind;
 use crate::registry::{RegisteredTool, ToolTable};
 use crate::schema::describe_violations;
 use crate::text::truncate;
@@ -114,40 +114,23 @@ pub(crate) fn normalize(
     }
     let value = FrozenValue::freeze(value);
 
-    let content = match catch(|| tool.handler.render(args, &value)) {
-        Ok(None) => default_render(&value),
-        Ok(Some(Ok(content))) => content,
-        Ok(Some(Err(error))) => {
-            return Err(output_error(tool, &format!("its render failed: {error}")));
-        }
-        Err(panic) => {
-            return Err(output_error(tool, &format!("its render panicked: {panic}")));
-        }
+    let projected = tool
+        .handler
+        .project(args, &value, surface == Surface::Direct)
+        .map_err(|problem| output_error(tool, &problem))?;
+    let content = match projected.content {
+        None => default_render(&value),
+        Some(Ok(content)) => content,
+        Some(Err(problem)) => return Err(output_error(tool, &problem)),
     };
-
-    let meta = if surface == Surface::Direct {
-        match catch(|| tool.handler.meta(args, &value)) {
-            Ok(None | Some(Ok(None))) => None,
-            Ok(Some(Ok(Some(meta)))) => Some(meta),
-            Ok(Some(Err(MetaError::Invalid(problem)))) => {
-                tracing::warn!(tool = tool.name(), problem, "presentation meta dropped");
-                None
-            }
-            Ok(Some(Err(MetaError::Failed(error)))) => {
-                return Err(output_error(
-                    tool,
-                    &format!("its meta projection failed: {error}"),
-                ));
-            }
-            Err(panic) => {
-                return Err(output_error(
-                    tool,
-                    &format!("its meta projection panicked: {panic}"),
-                ));
-            }
+    let meta = match projected.meta {
+        None | Some(Ok(None)) => None,
+        Some(Ok(Some(meta))) => Some(meta),
+        Some(Err(MetaError::Invalid(problem))) => {
+            tracing::warn!(tool = tool.name(), problem, "presentation meta dropped");
+            None
         }
-    } else {
-        None
+        Some(Err(MetaError::Failed(problem))) => return Err(output_error(tool, &problem)),
     };
 
     Ok(ToolSuccess {

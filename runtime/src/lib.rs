@@ -31,7 +31,119 @@ pub use tool::{
 };
 pub use value::FrozenValue;
 
-pub use toolprism_macros::{tool, toolset};
+/// Turns a function into a tool.
+///
+/// ```
+/// use toolprism::prelude::*;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct ReadArgs {
+///     /// File to read, relative to the workspace.
+///     path: String,
+/// }
+///
+/// #[derive(Serialize, Deserialize, JsonSchema)]
+/// struct ReadValue { path: String, lines: Vec<String> }
+///
+/// /// Reads a text file.
+/// #[tool(render = render_read)]
+/// async fn read(args: ReadArgs, cx: &ToolContext) -> Result<ReadValue, ToolError> {
+///     Ok(ReadValue { path: args.path, lines: vec!["hello".into()] })
+/// }
+///
+/// fn render_read(args: &ReadArgs, value: &ReadValue) -> String {
+///     format!("{}:\n{}", args.path, value.lines.join("\n"))
+/// }
+///
+/// /// Adds two integers.
+/// #[tool]
+/// fn add(#[arg(description = "The left operand.")] a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// let registry = Registry::builder().tool(Read).tool(Add).build().unwrap();
+/// # let _ = registry;
+/// ```
+///
+/// # Arguments
+///
+/// - **One args type**: a single parameter (besides the context) whose type implements
+///   `Deserialize` and `JsonSchema` and describes a JSON object. Its schema is the input
+///   schema.
+/// - **A parameter list**: two or more parameters, or any parameter marked `#[arg]`. The macro
+///   generates `{Name}Args` (e.g. `AddArgs`), one field per parameter, with
+///   `#[serde(deny_unknown_fields)]`. `#[arg(description = "...")]` describes a parameter;
+///   `#[serde(...)]` and `#[schemars(...)]` on a parameter are moved onto its field.
+/// - Optionally `&ToolContext`, anywhere in the list: the call id, tool name and surface.
+///
+/// # Return
+///
+/// `T`, or `Result<T, E>` (any return type whose last path segment is `Result`, including
+/// aliases like `std::io::Result<T>`), where `T: Serialize + JsonSchema` is the canonical value
+/// (scalars, arrays, `Option`, `()` and enums included) and `E` converts into [`ToolError`].
+///
+/// # Options
+///
+/// | option | meaning |
+/// |---|---|
+/// | `name = "..."` | the registered name (default: the function's); must match `^[a-zA-Z0-9_-]{1,64}$` |
+/// | `description = "..."` | what the model is told (default: the doc comment; one is required) |
+/// | `render = path` | `fn(&Args, &T) -> impl IntoContent`: what the model sees |
+/// | `meta = path` | `fn(&Args, &T) -> impl IntoMeta`: presentation metadata, direct calls only |
+/// | `crate = "path"` | where the `toolprism` crate is, if renamed |
+///
+/// # What it expands to, roughly
+///
+/// The function stays as written (minus the `#[arg]` helpers), and beside it:
+///
+/// ```text
+/// pub struct Add;                                   // unit struct, PascalCase of the fn name
+/// pub struct AddArgs { pub a: i64, pub b: i64 }     // parameter-list form only
+/// impl IntoToolDef for Add {
+///     fn into_tool_def(self) -> ToolDef {
+///         ToolDef::builder("add")
+///             .description("Adds two integers.")
+///             .args::<AddArgs>()                     // the argument type, named once
+///             .returns::<i64>()                      // the value type, named once
+///             .handler(|args, _| async move { Ok(add(args.a, args.b)) })
+///             .build()
+///     }
+/// }
+/// ```
+///
+/// Every path goes through `::toolprism::__private`, so shadowed prelude names do not
+/// matter. When something is wrong, the function is still emitted with every problem
+/// reported at once, each on the offending token.
+pub use toolprism_macros::tool;
+
+/// Turns the `#[tool]` methods of an impl block into a set of tools that share the state.
+///
+/// The methods take `&self` (or no receiver). The generated [`Toolset`] impl captures the
+/// value once, as an `Arc<Self>`, when the set is registered with
+/// [`RegistryBuilder::toolset`]; every call of every tool sees that same state.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use toolprism::prelude::*;
+///
+/// struct Counter { hits: AtomicU64 }
+///
+/// #[toolset]
+/// impl Counter {
+///     /// Counts a hit and returns the total.
+///     #[tool]
+///     fn hit(&self) -> u64 {
+///         self.hits.fetch_add(1, Ordering::Relaxed) + 1
+///     }
+/// }
+///
+/// let registry = Registry::builder().toolset(Counter { hits: AtomicU64::new(0) }).build().unwrap();
+/// assert_eq!(registry.snapshot().definitions().len(), 1);
+/// ```
+///
+/// A parameter-list method gets an args struct named `{Type}{Method}Args` (e.g.
+/// `CounterHitArgs`). `#[toolset(crate = "...")]` sets the crate path for all its tools.
+pub use toolprism_macros::toolset;
 
 /// What a tool author needs: `use toolprism::prelude::*;`.
 ///

@@ -16,6 +16,7 @@ use crate::content::{ContentBlock, IntoContent};
 use crate::error::ToolError;
 use crate::lossless::{LosslessError, to_lossless_value};
 use crate::meta::{IntoMeta, MetaError};
+use crate::panic::catch;
 use crate::schema::{input_schema_for, output_schema_for};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -252,8 +253,11 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
                 let future = body(args, cx);
                 Box::pin(async move { future.await.map_err(Into::into) })
             }),
-            render: None,
-            meta: None,
+            projections: Projections {
+                deserialize_value: None,
+                render: None,
+                meta: None,
+            },
         }
     }
 }
@@ -279,7 +283,8 @@ pub trait ToolOutput: Serialize + JsonSchema + Send + 'static {}
 impl<T: Serialize + JsonSchema + Send + 'static> ToolOutput for T {}
 
 type Body<A, T> = Arc<dyn Fn(A, ToolContext) -> BoxFuture<Result<T, ToolError>> + Send + Sync>;
-type Projection<R, E> = Arc<dyn Fn(&Value, &Value) -> Result<R, E> + Send + Sync>;
+type Render<A, T> = Arc<dyn Fn(&A, &T) -> Result<Vec<ContentBlock>, String> + Send + Sync>;
+type Meta<A, T> = Arc<dyn Fn(&A, &T) -> Result<Option<Value>, MetaError> + Send + Sync>;
 
 /// A [`ToolBuilder`] with its body: add `render` and `meta`, then `build`.
 #[must_use = "a builder does nothing until `build()`"]
@@ -288,16 +293,15 @@ pub struct TypedToolBuilder<A, T> {
     args: ArgsCodec<A>,
     value: ValueCodec<T>,
     body: Body<A, T>,
-    render: Option<Projection<Vec<ContentBlock>, String>>,
-    meta: Option<Projection<Option<Value>, MetaError>>,
+    projections: Projections<A, T>,
 }
 
 impl<A, T> fmt::Debug for TypedToolBuilder<A, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TypedToolBuilder")
             .field("head", &self.head)
-            .field("render", &self.render.is_some())
-            .field("meta", &self.meta.is_some())
+            .field("render", &self.projections.render.is_some())
+            .field("meta", &self.projections.meta.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -318,36 +322,33 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
     /// Sets the pure projection from arguments and value to what the model sees.
     ///
     /// It receives the value as validated (deserialized back from the frozen JSON), so what
-    /// it renders is a projection of what programs get. It must be deterministic: a session
-    /// log replays it. Without one, a string value becomes one text block and any other value
-    /// is serialized once.
+    /// it renders is a projection of what programs get: a field the value's `Serialize`
+    /// skips cannot leak into the text. It must be deterministic: a session log replays it.
+    /// Without one, a string value becomes one text block and any other value is serialized
+    /// once.
     pub fn render<F, R>(mut self, render: F) -> Self
     where
         T: DeserializeOwned,
         F: Fn(&A, &T) -> R + Send + Sync + 'static,
         R: IntoContent,
     {
-        let deserialize_args = self.args.deserialize;
-        self.render = Some(Arc::new(move |args, value| {
-            let (args, value) = typed(deserialize_args, args, value)?;
-            render(&args, &value).into_content()
+        self.projections.deserialize_value = Some(|value| T::deserialize(value));
+        self.projections.render = Some(Arc::new(move |args, value| {
+            render(args, value).into_content()
         }));
         self
     }
 
     /// Sets the pure projection from arguments and value to presentation metadata (for a
-    /// UI card). It runs for direct calls only.
+    /// UI card). It runs for direct calls only, on the same validated value as `render`.
     pub fn meta<F, R>(mut self, meta: F) -> Self
     where
         T: DeserializeOwned,
         F: Fn(&A, &T) -> R + Send + Sync + 'static,
         R: IntoMeta,
     {
-        let deserialize_args = self.args.deserialize;
-        self.meta = Some(Arc::new(move |args, value| {
-            let (args, value) = typed(deserialize_args, args, value).map_err(MetaError::Failed)?;
-            meta(&args, &value).into_meta()
-        }));
+        self.projections.deserialize_value = Some(|value| T::deserialize(value));
+        self.projections.meta = Some(Arc::new(move |args, value| meta(args, value).into_meta()));
         self
     }
 
@@ -363,21 +364,18 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
                 deserialize_args: self.args.deserialize,
                 snapshot: self.value.snapshot,
                 body: self.body,
-                render: self.render,
-                meta: self.meta,
+                projections: self.projections,
             }),
         }
     }
 }
 
-fn typed<A, T: DeserializeOwned>(
-    deserialize_args: fn(&Value) -> Result<A, serde_json::Error>,
-    args: &Value,
-    value: &Value,
-) -> Result<(A, T), String> {
-    let args = deserialize_args(args).map_err(|e| format!("arguments do not deserialize: {e}"))?;
-    let value = T::deserialize(value).map_err(|e| format!("value does not deserialize: {e}"))?;
-    Ok((args, value))
+/// A tool's `render` and `meta`, with what they need to see the frozen value as `T`.
+struct Projections<A, T> {
+    /// Set whenever `render` or `meta` is: both take the value typed.
+    deserialize_value: Option<fn(&Value) -> Result<T, serde_json::Error>>,
+    render: Option<Render<A, T>>,
+    meta: Option<Meta<A, T>>,
 }
 
 /// Why a body produced no value.
@@ -391,14 +389,22 @@ pub(crate) enum BodyError {
     Output(LosslessError),
 }
 
+/// What the projections of one frozen value gave. A panic in either is contained and
+/// reported as its error.
+pub(crate) struct Projected {
+    /// `None`: the tool has no `render`, use the default.
+    pub(crate) content: Option<Result<Vec<ContentBlock>, String>>,
+    /// `None`: no metadata was asked for, or the tool declares none.
+    pub(crate) meta: Option<Result<Option<Value>, MetaError>>,
+}
+
 /// The type-erased tool the registry runs.
 pub(crate) trait Handler: Send + Sync + 'static {
     /// Deserializes the (already validated) arguments, runs the body and snapshots its value.
     fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<Result<Value, BodyError>>;
-    /// The tool's `render`, or `None` for the default projection.
-    fn render(&self, args: &Value, value: &Value) -> Option<Result<Vec<ContentBlock>, String>>;
-    /// The tool's `meta`, or `None` when it declares none.
-    fn meta(&self, args: &Value, value: &Value) -> Option<Result<Option<Value>, MetaError>>;
+    /// Runs `render` and, when `with_meta`, `meta` on the frozen value, deserializing the
+    /// arguments and the value once for both. `Err` when they do not deserialize.
+    fn project(&self, args: &Value, value: &Value, with_meta: bool) -> Result<Projected, String>;
     fn has_meta(&self) -> bool;
 }
 
@@ -406,8 +412,7 @@ struct TypedHandler<A, T> {
     deserialize_args: fn(&Value) -> Result<A, serde_json::Error>,
     snapshot: fn(&T) -> Result<Value, LosslessError>,
     body: Body<A, T>,
-    render: Option<Projection<Vec<ContentBlock>, String>>,
-    meta: Option<Projection<Option<Value>, MetaError>>,
+    projections: Projections<A, T>,
 }
 
 impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
@@ -424,16 +429,46 @@ impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
         })
     }
 
-    fn render(&self, args: &Value, value: &Value) -> Option<Result<Vec<ContentBlock>, String>> {
-        self.render.as_ref().map(|render| render(args, value))
-    }
-
-    fn meta(&self, args: &Value, value: &Value) -> Option<Result<Option<Value>, MetaError>> {
-        self.meta.as_ref().map(|meta| meta(args, value))
+    fn project(&self, args: &Value, value: &Value, with_meta: bool) -> Result<Projected, String> {
+        let Projections {
+            deserialize_value,
+            render,
+            meta,
+        } = &self.projections;
+        let meta = meta.as_ref().filter(|_| with_meta);
+        let (Some(deserialize_value), true) =
+            (deserialize_value, render.is_some() || meta.is_some())
+        else {
+            return Ok(Projected {
+                content: None,
+                meta: None,
+            });
+        };
+        let args = (self.deserialize_args)(args)
+            .map_err(|error| format!("its arguments do not deserialize: {error}"))?;
+        let value = deserialize_value(value)
+            .map_err(|error| format!("its value does not deserialize: {error}"))?;
+        Ok(Projected {
+            content: render
+                .as_ref()
+                .map(|render| match catch(|| render(&args, &value)) {
+                    Ok(content) => content.map_err(|error| format!("its render failed: {error}")),
+                    Err(panic) => Err(format!("its render panicked: {panic}")),
+                }),
+            meta: meta.map(|meta| match catch(|| meta(&args, &value)) {
+                Ok(Err(MetaError::Failed(error))) => Err(MetaError::Failed(format!(
+                    "its meta projection failed: {error}"
+                ))),
+                Ok(meta) => meta,
+                Err(panic) => Err(MetaError::Failed(format!(
+                    "its meta projection panicked: {panic}"
+                ))),
+            }),
+        })
     }
 
     fn has_meta(&self) -> bool {
-        self.meta.is_some()
+        self.projections.meta.is_some()
     }
 }
 

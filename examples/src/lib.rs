@@ -1,0 +1,1 @@
+//! Examples of toolprism: the binaries in `src/bin/`, and tools written as templates to copy.
