@@ -25,6 +25,7 @@ pub(crate) struct Doc {
 }
 
 /// One parameter other than the receiver.
+#[allow(clippy::large_enum_variant, reason = "built once per tool function")]
 pub(crate) enum Input {
     /// The `&ToolContext` parameter.
     Context(Type),
@@ -41,6 +42,7 @@ pub(crate) struct Param {
 }
 
 /// What the function returns.
+#[allow(clippy::large_enum_variant, reason = "built once per tool function")]
 pub(crate) enum Output {
     /// Nothing: the value is `()`, which is JSON `null`.
     Unit,
@@ -240,7 +242,7 @@ pub(crate) fn pascal_case(ident: &Ident) -> String {
         .collect()
 }
 
-/// The unit struct `#[tool]` generates for a free function: its name in PascalCase, when that
+/// The unit struct `#[tool]` generates for a free function: its name in `PascalCase`, when that
 /// is an identifier distinct from the function's.
 pub(crate) fn struct_ident(fn_ident: &Ident) -> Option<Ident> {
     let name = pascal_case(fn_ident);

@@ -101,10 +101,13 @@ pub(crate) fn tool_def(
     };
     let call_args = tool.inputs.iter().map(|input| match input {
         Input::Context(_) => quote!(&__toolprism_cx),
-        Input::Param(param) => match (tool.args_form(), param.ident()) {
-            (ArgsForm::List(_), Some(ident)) => quote!(__toolprism_args.#ident),
-            _ => quote!(__toolprism_args),
-        },
+        Input::Param(param) => {
+            if let (ArgsForm::List(_), Some(ident)) = (tool.args_form(), param.ident()) {
+                quote!(__toolprism_args.#ident)
+            } else {
+                quote!(__toolprism_args)
+            }
+        }
     });
     let ident = &tool.sig.ident;
     let mut call = match callee {
@@ -222,7 +225,7 @@ pub(crate) fn strip_param_helpers(sig: &mut Signature) {
 pub(crate) fn crate_path(krate: Option<&Path>) -> Path {
     krate.cloned().unwrap_or_else(|| {
         let mut path = Path::from(Ident::new("toolprism", Span::call_site()));
-        path.leading_colon = Some(Default::default());
+        path.leading_colon = Some(syn::token::PathSep::default());
         path
     })
 }

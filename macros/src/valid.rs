@@ -189,7 +189,7 @@ fn check_name_and_description(tool: &ToolFn, site: Site, errors: &mut Errors) {
         match &tool.attr.name {
             Some(literal) => errors.push_spanned(literal, message),
             None => {
-                errors.push_spanned(&tool.sig.ident, message + "; set one with `name = \"...\"`")
+                errors.push_spanned(&tool.sig.ident, message + "; set one with `name = \"...\"`");
             }
         }
     }
@@ -208,13 +208,11 @@ fn check_name_and_description(tool: &ToolFn, site: Site, errors: &mut Errors) {
             );
         }
     }
-    if site == Site::Free {
-        if struct_ident(&tool.sig.ident).is_none() {
-            errors.push_spanned(
-                &tool.sig.ident,
-                "`#[tool]` generates a unit struct named after the function in PascalCase, so the function needs a snake_case name",
-            );
-        }
+    if site == Site::Free && struct_ident(&tool.sig.ident).is_none() {
+        errors.push_spanned(
+            &tool.sig.ident,
+            "`#[tool]` generates a unit struct named after the function in PascalCase, so the function needs a snake_case name",
+        );
     }
     if site == Site::Toolset
         && let Some(krate) = &tool.attr.krate

@@ -80,7 +80,7 @@ fn meta(args: &ReadArgs, value: &ReadValue) -> Value {
 
 /// Reads a file.
 #[tool(render = render, meta = meta)]
-async fn read(args: ReadArgs) -> ReadValue {
+fn read(args: ReadArgs) -> ReadValue {
     body(args)
 }
 

@@ -16,6 +16,8 @@
 //! Input schemas must in addition describe a JSON object (`"type": "object"` at the root),
 //! since every provider passes tool arguments as one.
 
+use std::fmt::Write as _;
+
 use jsonschema::{Draft, PatternOptions, Validator};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -279,7 +281,7 @@ pub(crate) fn describe_violations(validator: &Validator, instance: &Value) -> St
         } else {
             ""
         };
-        text.push_str(&format!("\n- and {more}{plus} more"));
+        let _ = write!(text, "\n- and {more}{plus} more");
     }
     text
 }

@@ -19,6 +19,9 @@ use crate::meta::{IntoMeta, MetaError};
 use crate::panic::catch;
 use crate::schema::{input_schema_for, output_schema_for};
 
+/// Deserializes a type from a borrowed JSON value.
+type FromJson<T> = fn(&Value) -> Result<T, serde_json::Error>;
+
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
 /// A tool, ready to register: name, description, input and output schemas, body, and the
@@ -173,7 +176,7 @@ impl ToolBuilder {
 /// later builder steps need no bounds on `A` (and report nothing more when it is missing).
 struct ArgsCodec<A> {
     schema: fn() -> Value,
-    deserialize: fn(&Value) -> Result<A, serde_json::Error>,
+    deserialize: FromJson<A>,
 }
 
 /// How the pipeline handles a value type, captured where `T: ToolOutput` is proven.
@@ -181,14 +184,6 @@ struct ValueCodec<T> {
     schema: fn() -> Value,
     snapshot: fn(&T) -> Result<Value, LosslessError>,
 }
-
-impl<A> Clone for ArgsCodec<A> {
-    fn clone(&self) -> Self {
-        Self { ..*self }
-    }
-}
-
-impl<A> Copy for ArgsCodec<A> {}
 
 /// A [`ToolBuilder`] whose argument type is named: name the value type with
 /// [`returns`](Self::returns).
@@ -373,7 +368,7 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
 /// A tool's `render` and `meta`, with what they need to see the frozen value as `T`.
 struct Projections<A, T> {
     /// Set whenever `render` or `meta` is: both take the value typed.
-    deserialize_value: Option<fn(&Value) -> Result<T, serde_json::Error>>,
+    deserialize_value: Option<FromJson<T>>,
     render: Option<Render<A, T>>,
     meta: Option<Meta<A, T>>,
 }
@@ -409,7 +404,7 @@ pub(crate) trait Handler: Send + Sync + 'static {
 }
 
 struct TypedHandler<A, T> {
-    deserialize_args: fn(&Value) -> Result<A, serde_json::Error>,
+    deserialize_args: FromJson<A>,
     snapshot: fn(&T) -> Result<Value, LosslessError>,
     body: Body<A, T>,
     projections: Projections<A, T>,

@@ -3,6 +3,7 @@
 //!
 //! Run it with `cargo run -p toolprism-examples --bin quickstart`.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
@@ -49,7 +50,8 @@ impl Workspace {
             return Err(ToolError::new("paths must stay inside the workspace")
                 .with_code("OUTSIDE_WORKSPACE"));
         }
-        let text = std::fs::read_to_string(self.root.join(&args.path))
+        let text = tokio::fs::read_to_string(self.root.join(&args.path))
+            .await
             .map_err(|error| ToolError::new(format!("cannot read `{}`: {error}", args.path)))?;
         let lines: Vec<Line> = text
             .lines()
@@ -69,13 +71,14 @@ impl Workspace {
     fn render_read(_args: &ReadArgs, value: &ReadValue) -> String {
         let mut text = format!("<path>{}</path>\n", value.path);
         for line in &value.lines {
-            text.push_str(&format!("{}: {}\n", line.number, line.text));
+            let _ = writeln!(text, "{}: {}", line.number, line.text);
         }
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             "(Showing lines 1-{} of {}.)",
             value.lines.len(),
             value.total_lines
-        ));
+        );
         text
     }
 
