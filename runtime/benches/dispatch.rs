@@ -5,8 +5,12 @@
 //! validation, lossless snapshotting, output schema validation, freezing, rendering from the
 //! frozen value (deserialized back), and the meta projection.
 //!
-//! `cargo bench -p toolprism --bench dispatch`; the ratio to quote is
-//! `pipeline / by_hand`.
+//! The second group runs the same call with three pass-through wrappers and two keeping
+//! post-execute policies against the bare pipeline; the third takes snapshots of registries of
+//! 10, 100 and 1,000 tools, and lists their definitions.
+//!
+//! `cargo bench -p toolprism --bench dispatch`; the ratios to quote are
+//! `pipeline / by_hand` and `with_stages / bare`.
 
 use std::future::Future;
 use std::hint::black_box;
@@ -17,6 +21,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use toolprism::prelude::*;
+use toolprism::{ExecuteCall, Executed, Next, PostDecision};
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -121,5 +126,61 @@ fn dispatch(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, dispatch);
+fn stages(c: &mut Criterion) {
+    let bare = Registry::builder().tool(Read).build().unwrap().snapshot();
+    let pass = |_call: ExecuteCall, next: Next| async move { Executed::from(next.run().await) };
+    let keep = |_call: &ExecuteCall, _outcome: &ToolOutcome| PostDecision::keep();
+    let staged = Registry::builder()
+        .tool(Read)
+        .wrap(pass)
+        .wrap(pass)
+        .wrap(pass)
+        .post_execute(keep)
+        .post_execute(keep)
+        .build()
+        .unwrap()
+        .snapshot();
+    let args = json!({"path": "src/dispatch.rs", "offset": 3});
+
+    let mut group = c.benchmark_group("dispatch_stages");
+    for (name, snapshot) in [("bare", &bare), ("with_stages", &staged)] {
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let call = ToolCall::new("call_1", "read", black_box(args.clone()));
+                black_box(block_on(snapshot.dispatch(call, Surface::Direct)))
+            });
+        });
+    }
+    group.finish();
+}
+
+fn snapshots(c: &mut Criterion) {
+    let mut group = c.benchmark_group("snapshot");
+    for count in [10, 100, 1_000] {
+        let tools = (0..count).map(|at| {
+            ToolDef::builder(format!("tool_{at}"))
+                .description("One of many.")
+                .handler(|args: Value, _cx: ToolContext| async move { Ok::<_, ToolError>(args) })
+                .build()
+        });
+        let registry = Registry::builder().tools(tools).build().unwrap();
+        group.bench_function(format!("take/{count}"), |b| {
+            b.iter(|| black_box(registry.snapshot()));
+        });
+        let snapshot = registry.snapshot();
+        group.bench_function(format!("list_definitions/{count}"), |b| {
+            b.iter(|| {
+                black_box(
+                    snapshot
+                        .definitions()
+                        .map(|d| d.name().len())
+                        .sum::<usize>(),
+                )
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, dispatch, stages, snapshots);
 criterion_main!(benches);

@@ -1,36 +1,61 @@
-//! The pipeline of one call: resolve, validate input, run the body, then normalize its value
-//! into a frozen canonical value and its projections.
+//! The pipeline of one call: resolve, validate input, pre-execute policies, the wrappers
+//! around the body, normalization of every value into a frozen canonical value and its
+//! projections, then post-execute policies.
 //!
 //! Numbers in comments refer to the steps of the pipeline in `DESIGN.md`.
+
+use std::sync::Arc;
 
 use serde_json::Value;
 use tracing::Instrument as _;
 
 use crate::call::{Surface, ToolCall, ToolContext};
 use crate::content::ContentBlock;
-use crate::error::{FailureError, ToolError, codes};
+use crate::error::{FailureError, codes};
 use crate::meta::MetaError;
-use crate::outcome::{ToolFailure, ToolOutcome, ToolSuccess};
-use crate::panic::CatchUnwind;
-use crate::registry::{RegisteredTool, ToolTable};
+use crate::outcome::{DispatchToken, ToolFailure, ToolOutcome, ToolSuccess};
+use crate::panic::{CatchUnwind, catch};
+use crate::policy::{
+    Approval, ApprovalRequest, Approver, PostAction, PostExecutePolicy, PreDecision,
+    PreExecutePolicy,
+};
+use crate::registry::{RegisteredTool, Snapshot, ToolTable};
 use crate::schema::describe_violations;
 use crate::text::truncate;
-use crate::tool::BodyError;
+use crate::tool::{BodyError, BoxFuture};
 use crate::value::FrozenValue;
+use crate::wrap::{ExecuteCall, Executed, Next, Wrapper};
 
 /// How many tool names an unknown-tool failure lists.
 const MAX_LISTED_TOOLS: usize = 20;
 /// How much of an unknown name is echoed back.
 const MAX_ECHOED_NAME: usize = 80;
 
-pub(crate) async fn dispatch(table: &ToolTable, call: ToolCall, surface: Surface) -> ToolOutcome {
+/// The stages a registry runs around every body, fixed when the registry is built.
+#[derive(Default)]
+pub(crate) struct Stages {
+    pub(crate) wrappers: Vec<Box<dyn Wrapper>>,
+    pub(crate) pre: Vec<Box<dyn PreExecutePolicy>>,
+    pub(crate) post: Vec<Box<dyn PostExecutePolicy>>,
+    pub(crate) approver: Option<Box<dyn Approver>>,
+}
+
+/// One call on its way through the wrappers to the body.
+pub(crate) struct Chain {
+    stages: Arc<Stages>,
+    tool: Arc<RegisteredTool>,
+    call: ExecuteCall,
+    token: DispatchToken,
+}
+
+pub(crate) async fn dispatch(snapshot: &Snapshot, call: ToolCall, surface: Surface) -> ToolOutcome {
     let span = tracing::debug_span!(
         "tool_dispatch",
         tool = %truncate(call.name(), MAX_ECHOED_NAME),
         call_id = %truncate(call.id(), MAX_ECHOED_NAME),
         ?surface,
     );
-    let outcome = run(table, call, surface).instrument(span.clone()).await;
+    let outcome = run(snapshot, call, surface).instrument(span.clone()).await;
     span.in_scope(|| match &outcome {
         ToolOutcome::Failure(failure) => {
             tracing::debug!(code = failure.error.code(), "tool call failed");
@@ -40,14 +65,24 @@ pub(crate) async fn dispatch(table: &ToolTable, call: ToolCall, surface: Surface
     outcome
 }
 
-async fn run(table: &ToolTable, call: ToolCall, surface: Surface) -> ToolOutcome {
-    // 1. Resolve the name in this snapshot.
-    let Some(tool) = table.get(call.name()) else {
-        return failure(unknown_tool(table, call.name()));
-    };
-    let call_id = call.shared_id();
+async fn run(snapshot: &Snapshot, call: ToolCall, surface: Surface) -> ToolOutcome {
+    if let Some(reason) = &snapshot.refusal {
+        return failure(FailureError::coded(
+            "ToolsDisabled",
+            codes::TOOLS_DISABLED,
+            format!("No tools may run now: {reason}"),
+        ));
+    }
 
-    // 3. Validate the arguments before anything else sees them.
+    // 1. Resolve the name in this snapshot.
+    let Some(tool) = snapshot.table.get(call.name()) else {
+        return failure(unknown_tool(&snapshot.table, call.name()));
+    };
+    let id = call.shared_id();
+
+    // 3. Validate the arguments before anything else sees them. (Before the pre-execute policy,
+    //    unlike DESIGN.md's numbering: a policy, and a human asked to approve, should judge
+    //    well-formed arguments.)
     let args = match call.into_args() {
         Ok(args) => args,
         Err(error) => {
@@ -61,15 +96,88 @@ async fn run(table: &ToolTable, call: ToolCall, surface: Surface) -> ToolOutcome
         let violations = describe_violations(&tool.input, &args);
         return failure(input_error(tool, &violations));
     }
+    let call = ExecuteCall {
+        id,
+        name: tool.definition.shared_name(),
+        args: Arc::new(args),
+        surface,
+    };
 
-    // 4. Run the body, containing panics.
-    let cx = ToolContext::new(call_id, tool.definition.shared_name(), surface);
-    let value = match CatchUnwind::new(tool.handler.call(&args, cx)).await {
+    // 2. Pre-execute policies.
+    if let Err(error) = pre_execute(&snapshot.stages, &call).await {
+        return failure(error);
+    }
+
+    // 4–9. Wrappers around the body; every success they hand back is normalized.
+    let chain = Arc::new(Chain {
+        stages: snapshot.stages.clone(),
+        tool: tool.clone(),
+        call,
+        token: DispatchToken::fresh(),
+    });
+    let outcome = run_chain(chain.clone(), 0).await;
+
+    // 10. Post-execute policies.
+    post_execute(&chain, outcome)
+
+    // 11. (Bounding of model text comes here.)
+}
+
+/// Runs the wrappers from `index` inward, then the body.
+pub(crate) fn run_chain(chain: Arc<Chain>, index: usize) -> BoxFuture<'static, ToolOutcome> {
+    Box::pin(async move {
+        let Some(wrapper) = chain.stages.wrappers.get(index) else {
+            return run_body(&chain).await;
+        };
+        let next = Next {
+            chain: chain.clone(),
+            index: index + 1,
+        };
+        match CatchUnwind::new(wrapper.wrap(chain.call.clone(), next)).await {
+            Ok(executed) => settle(&chain, executed),
+            Err(panic) => {
+                tracing::warn!(
+                    tool = chain.tool.name(),
+                    wrapper = index,
+                    panic,
+                    "wrapper panicked"
+                );
+                failure(FailureError::coded(
+                    "ToolPanic",
+                    codes::POLICY_FAILED,
+                    format!(
+                        "Tool `{}` failed unexpectedly (a wrapper panicked): {panic}",
+                        chain.tool.name()
+                    ),
+                ))
+            }
+        }
+    })
+}
+
+/// A wrapper's result as a canonical outcome: passed through if this dispatch normalized it,
+/// normalized (again) under the resolved tool's declaration otherwise.
+fn settle(chain: &Chain, executed: Executed) -> ToolOutcome {
+    let value = match executed {
+        Executed::Outcome(ToolOutcome::Success(success)) if success.token == chain.token => {
+            return ToolOutcome::Success(success);
+        }
+        Executed::Outcome(ToolOutcome::Success(success)) => success.value,
+        Executed::Outcome(failure) => return failure,
+        Executed::Value(value) => FrozenValue::freeze(value),
+    };
+    chain.normalize(value)
+}
+
+async fn run_body(chain: &Chain) -> ToolOutcome {
+    let Chain { tool, call, .. } = chain;
+    let cx = ToolContext::new(call.id.clone(), call.name.clone(), call.surface);
+    let value = match CatchUnwind::new(tool.handler.call(&call.args, cx)).await {
         Ok(Ok(value)) => value,
         Ok(Err(BodyError::Input(error))) => {
             return failure(input_error(tool, &format!("- {error}")));
         }
-        Ok(Err(BodyError::Failed(error))) => return failure(body_error(error)),
+        Ok(Err(BodyError::Failed(error))) => return failure(error.into_failure_error()),
         Ok(Err(BodyError::Output(error))) => {
             return failure(output_error(
                 tool,
@@ -88,23 +196,129 @@ async fn run(table: &ToolTable, call: ToolCall, surface: Surface) -> ToolOutcome
             ));
         }
     };
+    chain.normalize(FrozenValue::freeze(value))
+}
 
-    // 5–9. Validate, freeze and project.
-    match normalize(tool, &args, value, surface) {
-        Ok(success) => ToolOutcome::Success(success),
-        Err(error) => failure(error),
+impl Chain {
+    fn normalize(&self, value: FrozenValue) -> ToolOutcome {
+        match normalize(&self.tool, &self.call.args, value, self.call.surface) {
+            Ok((content, meta, value)) => ToolOutcome::Success(ToolSuccess {
+                value,
+                content,
+                meta,
+                additional_contexts: Vec::new(),
+                token: self.token,
+            }),
+            Err(error) => failure(error),
+        }
     }
+}
+
+/// Runs the pre-execute policies in order; the first denial or refusal ends the call.
+async fn pre_execute(stages: &Stages, call: &ExecuteCall) -> Result<(), FailureError> {
+    for policy in &stages.pre {
+        let decision = catch(|| policy.check(call)).map_err(|panic| {
+            tracing::warn!(tool = call.name(), panic, "pre-execute policy panicked");
+            FailureError::coded(
+                "PolicyFailed",
+                codes::POLICY_FAILED,
+                format!(
+                    "The call to `{}` was not run: a policy failed.",
+                    call.name()
+                ),
+            )
+        })?;
+        let question = match decision {
+            PreDecision::Allow => continue,
+            PreDecision::Deny { reason } => {
+                return Err(FailureError::coded(
+                    "ToolDenied",
+                    codes::DENIED_BY_POLICY,
+                    format!("The call to `{}` was denied: {reason}", call.name()),
+                ));
+            }
+            PreDecision::Ask { question } => question,
+        };
+        let refused = |reason: &str| {
+            FailureError::coded(
+                "ToolRefused",
+                codes::REFUSED_BY_APPROVER,
+                format!("The call to `{}` was not approved: {reason}", call.name()),
+            )
+        };
+        let Some(approver) = &stages.approver else {
+            return Err(refused("it needs approval, and no approver is available"));
+        };
+        let request = ApprovalRequest {
+            call: call.clone(),
+            question,
+        };
+        match CatchUnwind::new(approver.approve(request)).await {
+            Ok(Approval::Approved) => {}
+            Ok(Approval::Refused { reason }) => {
+                return Err(refused(reason.as_deref().unwrap_or("the user said no")));
+            }
+            Err(panic) => {
+                tracing::warn!(tool = call.name(), panic, "approver panicked");
+                return Err(refused("the approver failed"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the post-execute policies in order, each on the outcome the previous one left.
+fn post_execute(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
+    let mut contexts = Vec::new();
+    for policy in &chain.stages.post {
+        let decision = match catch(|| policy.review(&chain.call, &outcome)) {
+            Ok(decision) => decision,
+            Err(panic) => {
+                // Fail closed: a redaction policy that panics must not let the result through.
+                tracing::warn!(
+                    tool = chain.tool.name(),
+                    panic,
+                    "post-execute policy panicked"
+                );
+                outcome = failure(FailureError::coded(
+                    "PolicyFailed",
+                    codes::POLICY_FAILED,
+                    format!(
+                        "The result of `{}` was withheld: a policy failed.",
+                        chain.tool.name()
+                    ),
+                ));
+                break;
+            }
+        };
+        contexts.extend(decision.additional_contexts);
+        outcome = match decision.action {
+            PostAction::Keep => outcome,
+            PostAction::ReplaceContent(content) => {
+                *outcome.content_mut() = content;
+                outcome
+            }
+            PostAction::ReplaceValue(value) => chain.normalize(FrozenValue::freeze(value)),
+            PostAction::Block(message) => failure(FailureError::coded(
+                "ToolBlocked",
+                codes::BLOCKED_BY_POLICY,
+                message,
+            )),
+        };
+    }
+    outcome.additional_contexts_mut().extend(contexts);
+    outcome
 }
 
 /// Turns a value into a canonical success: validate against the output schema (6), freeze (7),
 /// render (8) and, for direct calls, project metadata (9). Every projection is computed from
 /// the frozen, validated value.
-pub(crate) fn normalize(
+fn normalize(
     tool: &RegisteredTool,
     args: &Value,
-    value: Value,
+    value: FrozenValue,
     surface: Surface,
-) -> Result<ToolSuccess, FailureError> {
+) -> Result<(Vec<ContentBlock>, Option<Value>, FrozenValue), FailureError> {
     if !tool.output.is_valid(&value) {
         let violations = describe_violations(&tool.output, &value);
         return Err(output_error(
@@ -112,7 +326,6 @@ pub(crate) fn normalize(
             &format!("its value does not match its output schema:\n{violations}"),
         ));
     }
-    let value = FrozenValue::freeze(value);
 
     let projected = tool
         .handler
@@ -133,12 +346,7 @@ pub(crate) fn normalize(
         Some(Err(MetaError::Failed(problem))) => return Err(output_error(tool, &problem)),
     };
 
-    Ok(ToolSuccess {
-        value,
-        content,
-        meta,
-        additional_contexts: Vec::new(),
-    })
+    Ok((content, meta, value))
 }
 
 /// Without a `render`, a string is one text block and anything else is serialized once.
@@ -203,8 +411,4 @@ fn output_error(tool: &RegisteredTool, problem: &str) -> FailureError {
             tool.name()
         ),
     )
-}
-
-fn body_error(error: ToolError) -> FailureError {
-    error.into_failure_error()
 }

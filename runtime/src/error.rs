@@ -18,6 +18,17 @@ pub mod codes {
     pub const TOOL_PANICKED: &str = "TOOL_PANICKED";
     /// The body returned an error that carries no code of its own.
     pub const TOOL_FAILED: &str = "TOOL_FAILED";
+    /// A pre-execute policy denied the call; the body never ran.
+    pub const DENIED_BY_POLICY: &str = "DENIED_BY_POLICY";
+    /// A policy asked for approval and the approver refused (or there is none); the body never
+    /// ran.
+    pub const REFUSED_BY_APPROVER: &str = "REFUSED_BY_APPROVER";
+    /// A post-execute policy blocked the result.
+    pub const BLOCKED_BY_POLICY: &str = "BLOCKED_BY_POLICY";
+    /// A policy or wrapper panicked; the call fails closed.
+    pub const POLICY_FAILED: &str = "POLICY_FAILED";
+    /// The host said no tools may run for this request (e.g. a final step).
+    pub const TOOLS_DISABLED: &str = "TOOLS_DISABLED";
 }
 
 /// The failure a tool body returns: one message for the model, and optionally a class

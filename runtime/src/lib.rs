@@ -9,11 +9,13 @@ mod lossless;
 mod meta;
 mod outcome;
 mod panic;
+mod policy;
 mod registry;
 pub mod schema;
 mod text;
 mod tool;
 mod value;
+mod wrap;
 
 pub use call::{Surface, ToolCall, ToolContext};
 pub use content::{ContentBlock, IntoContent};
@@ -21,15 +23,20 @@ pub use error::{ErrorInfo, FailureError, ToolError, codes};
 pub use lossless::{LosslessError, to_lossless_value};
 pub use meta::{IntoMeta, Json, MetaError};
 pub use outcome::{AdditionalContext, ToolFailure, ToolOutcome, ToolSuccess};
+pub use policy::{
+    Approval, ApprovalRequest, Approver, PostAction, PostDecision, PostExecutePolicy, PreDecision,
+    PreExecutePolicy,
+};
 pub use registry::{
     MAX_TOOL_NAME_LEN, RegistrationError, Registry, RegistryBuilder, Snapshot, ToolDefinition,
     is_valid_tool_name,
 };
 pub use tool::{
-    IntoToolDef, ToolArgs, ToolBuilder, ToolDef, ToolOutput, Toolset, TypedToolBuilder, WithArgs,
-    WithSignature,
+    BoxFuture, IntoToolDef, ToolArgs, ToolBuilder, ToolDef, ToolOutput, Toolset, TypedToolBuilder,
+    WithArgs, WithSignature,
 };
 pub use value::FrozenValue;
+pub use wrap::{ExecuteCall, Executed, Next, Wrapper};
 
 /// Turns a function into a tool.
 ///

@@ -1,6 +1,9 @@
 //! What a dispatch returns: a success carrying the canonical value and its projections, or a
 //! failure that carries no value at all.
 
+use std::num::NonZeroU64;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -55,16 +58,38 @@ impl AdditionalContext {
     }
 }
 
+/// Identifies the dispatch that normalized a success. Private and unforgeable: a success
+/// handed back by a wrapper is trusted as is only if it carries the running dispatch's token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DispatchToken(NonZeroU64);
+
+impl DispatchToken {
+    pub(crate) fn fresh() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Self(NonZeroU64::MIN.saturating_add(NEXT.fetch_add(1, Ordering::Relaxed)))
+    }
+}
+
 /// A successful call: the canonical value, and what the model and the UI see of it.
 ///
 /// Only the dispatch pipeline makes one, so its content and metadata are always projections
-/// of its value.
-#[derive(Clone, Debug, PartialEq)]
+/// of its value. Equality compares what is observable: value, content, metadata, contexts.
+#[derive(Clone, Debug)]
 pub struct ToolSuccess {
     pub(crate) value: FrozenValue,
     pub(crate) content: Vec<ContentBlock>,
     pub(crate) meta: Option<Value>,
     pub(crate) additional_contexts: Vec<AdditionalContext>,
+    pub(crate) token: DispatchToken,
+}
+
+impl PartialEq for ToolSuccess {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+            && self.content == other.content
+            && self.meta == other.meta
+            && self.additional_contexts == other.additional_contexts
+    }
 }
 
 impl ToolSuccess {
@@ -173,6 +198,20 @@ impl ToolOutcome {
         match self {
             Self::Success(success) => &success.additional_contexts,
             Self::Failure(failure) => &failure.additional_contexts,
+        }
+    }
+
+    pub(crate) fn additional_contexts_mut(&mut self) -> &mut Vec<AdditionalContext> {
+        match self {
+            Self::Success(success) => &mut success.additional_contexts,
+            Self::Failure(failure) => &mut failure.additional_contexts,
+        }
+    }
+
+    pub(crate) fn content_mut(&mut self) -> &mut Vec<ContentBlock> {
+        match self {
+            Self::Success(success) => &mut success.content,
+            Self::Failure(failure) => &mut failure.content,
         }
     }
 }

@@ -10,10 +10,13 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::call::{Surface, ToolCall};
+use crate::dispatch::Stages;
 use crate::outcome::ToolOutcome;
+use crate::policy::{Approver, PostExecutePolicy, PreExecutePolicy};
 use crate::schema::{SchemaError, SchemaRole, compile};
 use crate::text::truncate;
 use crate::tool::{Handler, IntoToolDef, ToolDef, Toolset};
+use crate::wrap::Wrapper;
 
 /// The longest tool name providers accept.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
@@ -144,7 +147,7 @@ impl RegisteredTool {
 }
 
 /// The tools one snapshot sees, in registration order, with a name index.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct ToolTable {
     tools: Vec<Arc<RegisteredTool>>,
     index: HashMap<Arc<str>, usize>,
@@ -170,9 +173,19 @@ impl ToolTable {
         self.tools.push(Arc::new(tool));
         Ok(())
     }
+
+    fn indexed(tools: Vec<Arc<RegisteredTool>>) -> Self {
+        let index = tools
+            .iter()
+            .enumerate()
+            .map(|(at, tool)| (tool.definition.shared_name(), at))
+            .collect();
+        Self { tools, index }
+    }
 }
 
-/// A set of tools that calls are dispatched through.
+/// A set of tools that calls are dispatched through, with the stages (wrappers, policies)
+/// that run around every call.
 ///
 /// Cloning a `Registry` shares it. [`Registry::snapshot`] captures the tools registered at
 /// that moment; registering or removing tools later affects later snapshots only.
@@ -199,7 +212,8 @@ impl ToolTable {
 /// ```
 #[derive(Clone)]
 pub struct Registry {
-    current: Arc<RwLock<Snapshot>>,
+    tools: Arc<RwLock<Arc<ToolTable>>>,
+    stages: Arc<Stages>,
 }
 
 impl Registry {
@@ -208,17 +222,52 @@ impl Registry {
         RegistryBuilder::default()
     }
 
-    /// The tools registered now, frozen: an `Arc` clone, whatever the number of tools.
+    /// The tools registered now, frozen. Two `Arc` clones under a read lock, whatever the
+    /// number of tools.
     pub fn snapshot(&self) -> Snapshot {
-        self.current
+        let table = self
+            .tools
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+            .clone();
+        Snapshot {
+            table,
+            stages: self.stages.clone(),
+            refusal: None,
+        }
     }
 
     /// Dispatches one call through a fresh snapshot. See [`Snapshot::dispatch`].
     pub async fn dispatch(&self, call: ToolCall, surface: Surface) -> ToolOutcome {
         self.snapshot().dispatch(call, surface).await
+    }
+
+    /// Registers one more tool. Its schemas are checked and compiled before the registry is
+    /// touched; snapshots taken before this returns do not see it.
+    pub fn register(&self, tool: impl IntoToolDef) -> Result<(), RegistrationError> {
+        let tool = RegisteredTool::new(tool.into_tool_def())?;
+        let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+        let mut table = ToolTable::clone(&current);
+        table.push(tool)?;
+        *current = Arc::new(table);
+        Ok(())
+    }
+
+    /// Removes a tool, if there is one of that name. Calls already dispatched through an
+    /// earlier snapshot still run it.
+    pub fn remove(&self, name: &str) -> bool {
+        let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+        if current.get(name).is_none() {
+            return false;
+        }
+        let tools = current
+            .tools
+            .iter()
+            .filter(|tool| tool.name() != name)
+            .cloned()
+            .collect();
+        *current = Arc::new(ToolTable::indexed(tools));
+        true
     }
 }
 
@@ -226,15 +275,17 @@ impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("snapshot", &self.snapshot())
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
-/// Collects tool definitions, then checks and compiles them all in [`build`](Self::build).
+/// Collects tool definitions and the stages around them, then checks and compiles it all in
+/// [`build`](Self::build).
 #[derive(Default)]
 #[must_use = "a builder does nothing until `build()`"]
 pub struct RegistryBuilder {
     defs: Vec<ToolDef>,
+    stages: Stages,
 }
 
 impl RegistryBuilder {
@@ -255,6 +306,31 @@ impl RegistryBuilder {
         self.tools(Arc::new(state).tool_defs())
     }
 
+    /// Adds an around-execute wrapper. The first added is the outermost.
+    pub fn wrap(mut self, wrapper: impl Wrapper) -> Self {
+        self.stages.wrappers.push(Box::new(wrapper));
+        self
+    }
+
+    /// Adds a pre-execute policy. Policies run in the order added; the first denial wins.
+    pub fn pre_execute(mut self, policy: impl PreExecutePolicy) -> Self {
+        self.stages.pre.push(Box::new(policy));
+        self
+    }
+
+    /// Sets the approver that answers a policy's "ask".
+    pub fn approver(mut self, approver: impl Approver) -> Self {
+        self.stages.approver = Some(Box::new(approver));
+        self
+    }
+
+    /// Adds a post-execute policy. Policies run in the order added, each on the outcome the
+    /// previous one left.
+    pub fn post_execute(mut self, policy: impl PostExecutePolicy) -> Self {
+        self.stages.post.push(Box::new(policy));
+        self
+    }
+
     /// Checks every name and schema and compiles the validators. Fails on the first tool
     /// that is refused, naming it.
     pub fn build(self) -> Result<Registry, RegistrationError> {
@@ -263,9 +339,8 @@ impl RegistryBuilder {
             table.push(RegisteredTool::new(def)?)?;
         }
         Ok(Registry {
-            current: Arc::new(RwLock::new(Snapshot {
-                table: Arc::new(table),
-            })),
+            tools: Arc::new(RwLock::new(Arc::new(table))),
+            stages: Arc::new(self.stages),
         })
     }
 }
@@ -277,15 +352,21 @@ impl fmt::Debug for RegistryBuilder {
                 "tools",
                 &self.defs.iter().map(ToolDef::name).collect::<Vec<_>>(),
             )
+            .field("wrappers", &self.stages.wrappers.len())
+            .field("pre_execute", &self.stages.pre.len())
+            .field("post_execute", &self.stages.post.len())
             .finish()
     }
 }
 
-/// The tools of a registry at one moment. Dispatching through a snapshot always runs the tool
-/// it advertised, whatever happens to the registry meanwhile.
+/// The tools of a registry at one moment, with its stages: what one model request sees.
+/// Dispatching through a snapshot always runs the tool it advertised, whatever happens to the
+/// registry meanwhile. Cloning is two `Arc` clones.
 #[derive(Clone)]
 pub struct Snapshot {
     pub(crate) table: Arc<ToolTable>,
+    pub(crate) stages: Arc<Stages>,
+    pub(crate) refusal: Option<Arc<str>>,
 }
 
 impl Snapshot {
@@ -299,16 +380,32 @@ impl Snapshot {
         self.table.get(name).map(|tool| &tool.definition)
     }
 
-    /// Runs one call through the pipeline: resolve, validate the arguments, run the body,
-    /// snapshot, validate and freeze its value, then project content and (for direct calls)
-    /// metadata. Never panics, whatever the call or the tool does.
+    /// The same definitions, but every call fails with `TOOLS_DISABLED` and this reason: for a
+    /// final step, where the tools stay advertised (so a cached prompt prefix survives) but
+    /// none may run.
+    #[must_use]
+    pub fn refusing_calls(mut self, reason: impl Into<String>) -> Self {
+        self.refusal = Some(reason.into().into());
+        self
+    }
+
+    /// Runs one call through the pipeline: resolve, validate the arguments, pre-execute
+    /// policies, the wrappers and the body, normalization of the value (snapshot, validate,
+    /// freeze, render, meta for direct calls), post-execute policies. Never panics, whatever
+    /// the call, the tool, a wrapper or a policy does.
+    ///
+    /// Cancellation is dropping the returned future: no outcome is produced, and the
+    /// wrappers and the body are dropped where they stand.
     pub async fn dispatch(&self, call: ToolCall, surface: Surface) -> ToolOutcome {
-        crate::dispatch::dispatch(&self.table, call, surface).await
+        crate::dispatch::dispatch(self, call, surface).await
     }
 }
 
 impl fmt::Debug for Snapshot {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list().entries(self.table.names()).finish()
+        f.debug_struct("Snapshot")
+            .field("tools", &self.table.names().collect::<Vec<_>>())
+            .field("refusal", &self.refusal)
+            .finish_non_exhaustive()
     }
 }

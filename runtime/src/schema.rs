@@ -17,6 +17,7 @@
 //! since every provider passes tool arguments as one.
 
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use jsonschema::{Draft, PatternOptions, Validator};
 use schemars::JsonSchema;
@@ -99,6 +100,9 @@ pub(crate) enum SchemaRole {
 /// The JSON Schema (draft 2020-12) of what `T` deserializes from: the schema of a tool's
 /// arguments.
 ///
+/// Tool arguments are always a JSON object, so a type that accepts anything (such as
+/// `serde_json::Value`, whose schema is `true`) gets `{"type": "object"}`.
+///
 /// ```
 /// # use toolprism::schema::input_schema_for;
 /// #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -109,11 +113,20 @@ pub(crate) enum SchemaRole {
 /// assert_eq!(schema["required"], serde_json::json!(["path"]));
 /// ```
 pub fn input_schema_for<T: JsonSchema + ?Sized>() -> Value {
-    SchemaSettings::draft2020_12()
+    let schema = SchemaSettings::draft2020_12()
         .for_deserialize()
         .into_generator()
         .into_root_schema_for::<T>()
-        .to_value()
+        .to_value();
+    match &schema {
+        Value::Bool(true) => serde_json::json!({"type": "object"}),
+        Value::Object(map) if map.keys().all(|key| key.starts_with('$') || key == "title") => {
+            let mut object = map.clone();
+            object.insert("type".into(), "object".into());
+            Value::Object(object)
+        }
+        _ => schema,
+    }
 }
 
 /// The JSON Schema (draft 2020-12) of what `T` serializes to: the schema of a tool's value.
@@ -131,9 +144,18 @@ pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Value {
         .to_value()
 }
 
+static COMPILED: AtomicU64 = AtomicU64::new(0);
+
+/// How many schemas this process has compiled into validators so far: a diagnostic that shows
+/// none is compiled per call, per snapshot or per listing — only at registration.
+pub fn compiled_schemas() -> u64 {
+    COMPILED.load(Ordering::Relaxed)
+}
+
 /// Checks `schema` against the supported subset and compiles it. Done once per schema, at
 /// registration.
 pub(crate) fn compile(schema: &Value, role: SchemaRole) -> Result<Validator, SchemaError> {
+    COMPILED.fetch_add(1, Ordering::Relaxed);
     let draft = check_supported(schema)?;
     if role == SchemaRole::Input && schema.get("type").and_then(Value::as_str) != Some("object") {
         return Err(SchemaError::InputNotObject);

@@ -22,7 +22,8 @@ use crate::schema::{input_schema_for, output_schema_for};
 /// Deserializes a type from a borrowed JSON value.
 type FromJson<T> = fn(&Value) -> Result<T, serde_json::Error>;
 
-pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+/// A boxed, `Send` future: what wrappers and approvers return.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A tool, ready to register: name, description, input and output schemas, body, and the
 /// `render` and `meta` projections of its value.
@@ -277,7 +278,8 @@ pub trait ToolOutput: Serialize + JsonSchema + Send + 'static {}
 
 impl<T: Serialize + JsonSchema + Send + 'static> ToolOutput for T {}
 
-type Body<A, T> = Arc<dyn Fn(A, ToolContext) -> BoxFuture<Result<T, ToolError>> + Send + Sync>;
+type Body<A, T> =
+    Arc<dyn Fn(A, ToolContext) -> BoxFuture<'static, Result<T, ToolError>> + Send + Sync>;
 type Render<A, T> = Arc<dyn Fn(&A, &T) -> Result<Vec<ContentBlock>, String> + Send + Sync>;
 type Meta<A, T> = Arc<dyn Fn(&A, &T) -> Result<Option<Value>, MetaError> + Send + Sync>;
 
@@ -396,7 +398,7 @@ pub(crate) struct Projected {
 /// The type-erased tool the registry runs.
 pub(crate) trait Handler: Send + Sync + 'static {
     /// Deserializes the (already validated) arguments, runs the body and snapshots its value.
-    fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<Result<Value, BodyError>>;
+    fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<'static, Result<Value, BodyError>>;
     /// Runs `render` and, when `with_meta`, `meta` on the frozen value, deserializing the
     /// arguments and the value once for both. `Err` when they do not deserialize.
     fn project(&self, args: &Value, value: &Value, with_meta: bool) -> Result<Projected, String>;
@@ -411,7 +413,7 @@ struct TypedHandler<A, T> {
 }
 
 impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
-    fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<Result<Value, BodyError>> {
+    fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<'static, Result<Value, BodyError>> {
         let args = match (self.deserialize_args)(args) {
             Ok(args) => args,
             Err(error) => return Box::pin(std::future::ready(Err(BodyError::Input(error)))),
@@ -482,6 +484,12 @@ pub trait IntoToolDef {
 impl IntoToolDef for ToolDef {
     fn into_tool_def(self) -> ToolDef {
         self
+    }
+}
+
+impl<A: 'static, T: 'static> IntoToolDef for TypedToolBuilder<A, T> {
+    fn into_tool_def(self) -> ToolDef {
+        self.build()
     }
 }
 

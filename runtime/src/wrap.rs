@@ -1,0 +1,135 @@
+//! Around-execute wrappers: middleware around the body, in the style of tower.
+//!
+//! A wrapper gets the call (with its validated arguments) and a [`Next`] that runs the rest of
+//! the chain and the body; it may run it zero or more times. It returns the canonical union —
+//! an outcome or a value — never bare content: whatever it returns as a success is normalized
+//! under the resolved tool's output declaration (snapshot, validate, freeze, render, meta)
+//! unless it is exactly what this dispatch's `next` produced. A wrapper therefore cannot make
+//! the model read text that is not a projection of a valid value.
+//!
+//! Wrappers run in registration order: the first registered is the outermost.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::call::Surface;
+use crate::error::ToolError;
+use crate::outcome::{ToolFailure, ToolOutcome};
+use crate::tool::BoxFuture;
+
+/// A call as wrappers and policies see it: after its name was resolved and its arguments
+/// validated. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct ExecuteCall {
+    pub(crate) id: Arc<str>,
+    pub(crate) name: Arc<str>,
+    pub(crate) args: Arc<Value>,
+    pub(crate) surface: Surface,
+}
+
+impl ExecuteCall {
+    /// The call id (untrusted text from a model or a peer).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The resolved tool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The arguments, valid against the tool's input schema.
+    pub fn args(&self) -> &Value {
+        &self.args
+    }
+
+    /// Whether a model or a program made the call.
+    pub fn surface(&self) -> Surface {
+        self.surface
+    }
+}
+
+/// What a wrapper returns.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Executed {
+    /// An outcome: the one `next` returned (passed through as is), or one kept from elsewhere
+    /// (a cache), whose value is normalized again under the resolved tool's declaration.
+    Outcome(ToolOutcome),
+    /// A value the wrapper produced itself, normalized like a body's value.
+    Value(Value),
+}
+
+impl From<ToolOutcome> for Executed {
+    fn from(outcome: ToolOutcome) -> Self {
+        Self::Outcome(outcome)
+    }
+}
+
+impl From<ToolError> for Executed {
+    fn from(error: ToolError) -> Self {
+        Self::Outcome(ToolOutcome::Failure(ToolFailure::new(
+            error.into_failure_error(),
+        )))
+    }
+}
+
+/// Middleware around a tool's body.
+///
+/// Any `Fn(ExecuteCall, Next) -> impl Future<Output = Executed>` is one:
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use toolprism::prelude::*;
+/// use toolprism::{Executed, ExecuteCall, Next};
+///
+/// let calls = Arc::new(AtomicUsize::new(0));
+/// let counter = calls.clone();
+/// let count_calls = move |_call: ExecuteCall, next: Next| {
+///     counter.fetch_add(1, Ordering::Relaxed);
+///     async move { Executed::from(next.run().await) }
+/// };
+/// let registry = Registry::builder().wrap(count_calls).build().unwrap();
+/// # let _ = registry;
+/// ```
+pub trait Wrapper: Send + Sync + 'static {
+    /// Runs around one call.
+    fn wrap(&self, call: ExecuteCall, next: Next) -> BoxFuture<'_, Executed>;
+}
+
+impl<F, Fut> Wrapper for F
+where
+    F: Fn(ExecuteCall, Next) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Executed> + Send + 'static,
+{
+    fn wrap(&self, call: ExecuteCall, next: Next) -> BoxFuture<'_, Executed> {
+        Box::pin(self(call, next))
+    }
+}
+
+/// The rest of the chain: the inner wrappers, then the body. Cheap to clone; run it as many
+/// times as needed (a retry), or not at all (a cache hit).
+#[derive(Clone)]
+pub struct Next {
+    pub(crate) chain: Arc<crate::dispatch::Chain>,
+    pub(crate) index: usize,
+}
+
+impl Next {
+    /// Runs the rest of the chain. The outcome is already normalized: returning it as is
+    /// costs no second validation or render.
+    pub fn run(&self) -> BoxFuture<'static, ToolOutcome> {
+        crate::dispatch::run_chain(self.chain.clone(), self.index)
+    }
+}
+
+impl std::fmt::Debug for Next {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Next")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
+    }
+}
