@@ -9,6 +9,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use tracing::Instrument as _;
 
+use crate::bound::{BoundLimits, meta_fits, oversized_text, preview_of, replace_text};
 use crate::call::{Surface, ToolCall, ToolContext};
 use crate::content::ContentBlock;
 use crate::error::{FailureError, codes};
@@ -21,6 +22,7 @@ use crate::policy::{
 };
 use crate::registry::{RegisteredTool, Snapshot, ToolTable};
 use crate::schema::describe_violations;
+use crate::store::{FsOutputStore, ToolOutputStore};
 use crate::text::truncate;
 use crate::tool::{BodyError, BoxFuture};
 use crate::value::FrozenValue;
@@ -32,12 +34,26 @@ const MAX_LISTED_TOOLS: usize = 20;
 const MAX_ECHOED_NAME: usize = 80;
 
 /// The stages a registry runs around every body, fixed when the registry is built.
-#[derive(Default)]
 pub(crate) struct Stages {
     pub(crate) wrappers: Vec<Box<dyn Wrapper>>,
     pub(crate) pre: Vec<Box<dyn PreExecutePolicy>>,
     pub(crate) post: Vec<Box<dyn PostExecutePolicy>>,
     pub(crate) approver: Option<Box<dyn Approver>>,
+    pub(crate) limits: BoundLimits,
+    pub(crate) store: Box<dyn ToolOutputStore>,
+}
+
+impl Default for Stages {
+    fn default() -> Self {
+        Self {
+            wrappers: Vec::new(),
+            pre: Vec::new(),
+            post: Vec::new(),
+            approver: None,
+            limits: BoundLimits::default(),
+            store: Box::new(FsOutputStore::default()),
+        }
+    }
 }
 
 /// One call on its way through the wrappers to the body.
@@ -118,9 +134,48 @@ async fn run(snapshot: &Snapshot, call: ToolCall, surface: Surface) -> ToolOutco
     let outcome = run_chain(chain.clone(), 0).await;
 
     // 10. Post-execute policies.
-    post_execute(&chain, outcome)
+    let outcome = post_execute(&chain, outcome);
 
-    // 11. (Bounding of model text comes here.)
+    // 11. Bound what the model reads. Last, so that a tool's own render limits and every
+    //     policy have run, whatever their registration order. Nested calls never reach model
+    //     context and are not bounded.
+    if surface == Surface::Direct {
+        return bound(&chain, outcome).await;
+    }
+    outcome
+}
+
+/// Replaces oversized text by a preview, after retaining it in full. If it cannot be retained,
+/// the call fails: a lossy success is never published.
+async fn bound(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
+    let limits = chain.limits();
+    let preview = {
+        let Some(texts) = oversized_text(outcome.content(), limits) else {
+            return outcome;
+        };
+        let name = chain.tool.name();
+        match chain
+            .stages
+            .store
+            .retain(&chain.call.id, name, &texts)
+            .await
+        {
+            Ok(retained) => preview_of(&texts, &retained, limits),
+            Err(error) => {
+                tracing::warn!(tool = name, %error, "output not retained");
+                return failure(FailureError::coded(
+                    "OutputNotRetained",
+                    codes::OUTPUT_NOT_RETAINED,
+                    format!(
+                        "The output of `{name}` was too large to show, and could not be saved for reading: {error}"
+                    ),
+                ));
+            }
+        }
+    };
+    let content = std::mem::take(outcome.content_mut());
+    *outcome.content_mut() = replace_text(content, preview);
+    outcome
 }
 
 /// Runs the wrappers from `index` inward, then the body.
@@ -200,8 +255,19 @@ async fn run_body(chain: &Chain) -> ToolOutcome {
 }
 
 impl Chain {
+    fn limits(&self) -> &BoundLimits {
+        self.tool.limits.as_ref().unwrap_or(&self.stages.limits)
+    }
+
     fn normalize(&self, value: FrozenValue) -> ToolOutcome {
-        match normalize(&self.tool, &self.call.args, value, self.call.surface) {
+        let limits = self.limits();
+        match normalize(
+            &self.tool,
+            &self.call.args,
+            value,
+            self.call.surface,
+            limits,
+        ) {
             Ok((content, meta, value)) => ToolOutcome::Success(ToolSuccess {
                 value,
                 content,
@@ -318,6 +384,7 @@ fn normalize(
     args: &Value,
     value: FrozenValue,
     surface: Surface,
+    limits: &BoundLimits,
 ) -> Result<(Vec<ContentBlock>, Option<Value>, FrozenValue), FailureError> {
     if !tool.output.is_valid(&value) {
         let violations = describe_violations(&tool.output, &value);
@@ -338,7 +405,16 @@ fn normalize(
     };
     let meta = match projected.meta {
         None | Some(Ok(None)) => None,
-        Some(Ok(Some(meta))) => Some(meta),
+        Some(Ok(Some(meta))) if meta_fits(&meta, limits.max_meta_bytes) => Some(meta),
+        Some(Ok(Some(_))) => {
+            // Metadata is measured on its own, and never becomes an unbounded side channel.
+            tracing::warn!(
+                tool = tool.name(),
+                max_bytes = limits.max_meta_bytes,
+                "presentation meta dropped: too large"
+            );
+            None
+        }
         Some(Err(MetaError::Invalid(problem))) => {
             tracing::warn!(tool = tool.name(), problem, "presentation meta dropped");
             None

@@ -29,6 +29,9 @@ pub mod codes {
     pub const POLICY_FAILED: &str = "POLICY_FAILED";
     /// The host said no tools may run for this request (e.g. a final step).
     pub const TOOLS_DISABLED: &str = "TOOLS_DISABLED";
+    /// The output was too big for the model and its full text could not be retained, so no
+    /// lossy preview was published.
+    pub const OUTPUT_NOT_RETAINED: &str = "OUTPUT_NOT_RETAINED";
 }
 
 /// The failure a tool body returns: one message for the model, and optionally a class

@@ -1,6 +1,7 @@
 #![doc = include_str!("../../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod bound;
 mod call;
 mod content;
 mod dispatch;
@@ -12,11 +13,13 @@ mod panic;
 mod policy;
 mod registry;
 pub mod schema;
+mod store;
 mod text;
 mod tool;
 mod value;
 mod wrap;
 
+pub use bound::{BoundLimits, Cut, count_lines, plan_cut, preview};
 pub use call::{Surface, ToolCall, ToolContext};
 pub use content::{ContentBlock, IntoContent};
 pub use error::{ErrorInfo, FailureError, ToolError, codes};
@@ -30,6 +33,9 @@ pub use policy::{
 pub use registry::{
     MAX_TOOL_NAME_LEN, RegistrationError, Registry, RegistryBuilder, Snapshot, ToolDefinition,
     is_valid_tool_name,
+};
+pub use store::{
+    CleanupReport, FsOutputStore, RetainError, RetainedOutput, RetentionRule, ToolOutputStore,
 };
 pub use tool::{
     BoxFuture, IntoToolDef, ToolArgs, ToolBuilder, ToolDef, ToolOutput, Toolset, TypedToolBuilder,

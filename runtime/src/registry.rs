@@ -9,11 +9,13 @@ use jsonschema::Validator;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::bound::BoundLimits;
 use crate::call::{Surface, ToolCall};
 use crate::dispatch::Stages;
 use crate::outcome::ToolOutcome;
 use crate::policy::{Approver, PostExecutePolicy, PreExecutePolicy};
 use crate::schema::{SchemaError, SchemaRole, compile};
+use crate::store::ToolOutputStore;
 use crate::text::truncate;
 use crate::tool::{Handler, IntoToolDef, ToolDef, Toolset};
 use crate::wrap::Wrapper;
@@ -110,6 +112,7 @@ pub(crate) struct RegisteredTool {
     pub(crate) input: Validator,
     pub(crate) output: Validator,
     pub(crate) handler: Arc<dyn Handler>,
+    pub(crate) limits: Option<BoundLimits>,
 }
 
 impl RegisteredTool {
@@ -138,6 +141,7 @@ impl RegisteredTool {
             input,
             output,
             handler: def.handler,
+            limits: def.limits,
         })
     }
 
@@ -321,6 +325,20 @@ impl RegistryBuilder {
     /// Sets the approver that answers a policy's "ask".
     pub fn approver(mut self, approver: impl Approver) -> Self {
         self.stages.approver = Some(Box::new(approver));
+        self
+    }
+
+    /// Bounds the model text of direct calls by these limits (default: 2,000 lines, 50 KiB).
+    /// A tool's own limits ([`ToolDef::with_limits`]) take precedence.
+    pub fn limits(mut self, limits: BoundLimits) -> Self {
+        self.stages.limits = limits;
+        self
+    }
+
+    /// Retains the full text of bounded outputs in this store (default: an [`FsOutputStore`](crate::FsOutputStore)
+    /// in the user's cache directory).
+    pub fn output_store(mut self, store: impl ToolOutputStore) -> Self {
+        self.stages.store = Box::new(store);
         self
     }
 

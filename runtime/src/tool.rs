@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::bound::BoundLimits;
 use crate::call::ToolContext;
 use crate::content::{ContentBlock, IntoContent};
 use crate::error::ToolError;
@@ -66,6 +67,7 @@ pub struct ToolDef {
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Value,
     pub(crate) handler: Arc<dyn Handler>,
+    pub(crate) limits: Option<BoundLimits>,
 }
 
 impl ToolDef {
@@ -102,6 +104,30 @@ impl ToolDef {
     /// Whether the tool declares presentation metadata.
     pub fn has_meta(&self) -> bool {
         self.handler.has_meta()
+    }
+
+    /// Bounds this tool's model text by these limits instead of the registry's.
+    ///
+    /// ```
+    /// # use toolprism::prelude::*;
+    /// # use toolprism::BoundLimits;
+    /// /// Prints a log.
+    /// #[tool]
+    /// fn log() -> String { String::new() }
+    ///
+    /// let def = Log.into_tool_def().with_limits(BoundLimits::new(200, 16 * 1024));
+    /// assert_eq!(def.limits().unwrap().max_lines, 200);
+    /// # use toolprism::IntoToolDef;
+    /// ```
+    #[must_use]
+    pub fn with_limits(mut self, limits: BoundLimits) -> Self {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// This tool's own limits, if it has any.
+    pub fn limits(&self) -> Option<&BoundLimits> {
+        self.limits.as_ref()
     }
 }
 
@@ -363,6 +389,7 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
                 body: self.body,
                 projections: self.projections,
             }),
+            limits: None,
         }
     }
 }
