@@ -81,6 +81,17 @@ impl ToolCall {
         self.id.clone()
     }
 
+    /// The arguments for the session log: the JSON, or the raw text if it does not parse.
+    pub(crate) fn logged_args(&self) -> (Option<Value>, Option<String>) {
+        match &self.args {
+            CallArgs::Json(value) => (Some(value.clone()), None),
+            CallArgs::Raw(text) => match serde_json::from_str(text) {
+                Ok(value) => (Some(value), None),
+                Err(_) => (None, Some(text.clone())),
+            },
+        }
+    }
+
     /// The arguments as JSON, parsing raw text if needed.
     pub(crate) fn into_args(self) -> Result<Value, serde_json::Error> {
         match self.args {

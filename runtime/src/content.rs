@@ -23,6 +23,9 @@ use serde::{Deserialize, Serialize};
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
+#[schemars(
+    description = "One block of what the model sees: text, an inline image, or a reference to a resource."
+)]
 #[non_exhaustive]
 pub enum ContentBlock {
     /// Plain text.

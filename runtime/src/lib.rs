@@ -3,6 +3,7 @@
 
 mod bound;
 mod call;
+mod card;
 mod content;
 mod dispatch;
 mod error;
@@ -13,6 +14,7 @@ mod panic;
 mod policy;
 mod registry;
 pub mod schema;
+mod session;
 mod store;
 mod text;
 mod tool;
@@ -21,6 +23,10 @@ mod wrap;
 
 pub use bound::{BoundLimits, Cut, count_lines, plan_cut, preview};
 pub use call::{Surface, ToolCall, ToolContext};
+pub use card::{
+    Card, DiffCard, GenericCard, ReadCard, SearchCard, SearchMatch, TerminalCard, WebCard,
+    present_call, present_result,
+};
 pub use content::{ContentBlock, IntoContent};
 pub use error::{ErrorInfo, FailureError, ToolError, codes};
 pub use lossless::{LosslessError, to_lossless_value};
@@ -33,6 +39,10 @@ pub use policy::{
 pub use registry::{
     MAX_TOOL_NAME_LEN, RegistrationError, Registry, RegistryBuilder, Snapshot, ToolDefinition,
     is_valid_tool_name,
+};
+pub use session::{
+    CallEvent, LOG_FORMAT_VERSION, LogContents, LogOptions, LogProblem, NestedEvent, OpenReport,
+    RecordError, ReplayedCall, ReplayedResult, ResultEvent, SessionEvent, SessionLog, replay,
 };
 pub use store::{
     CleanupReport, FsOutputStore, RetainError, RetainedOutput, RetentionRule, ToolOutputStore,
@@ -165,7 +175,7 @@ pub use toolprism_macros::toolset;
 /// them depends on those two crates as well.
 pub mod prelude {
     pub use crate::{
-        ContentBlock, Json, Registry, Surface, ToolCall, ToolContext, ToolDef, ToolError,
+        Card, ContentBlock, Json, Registry, Surface, ToolCall, ToolContext, ToolDef, ToolError,
         ToolOutcome, tool, toolset,
     };
     pub use schemars::JsonSchema;

@@ -307,7 +307,12 @@ impl RegistryBuilder {
 
     /// Adds every tool of a `#[toolset]` type, capturing `state` for them all.
     pub fn toolset<S: Toolset>(self, state: S) -> Self {
-        self.tools(Arc::new(state).tool_defs())
+        self.toolset_shared(Arc::new(state))
+    }
+
+    /// Adds every tool of a `#[toolset]` type whose state the host keeps a handle to as well.
+    pub fn toolset_shared<S: Toolset>(self, state: Arc<S>) -> Self {
+        self.tools(state.tool_defs())
     }
 
     /// Adds an around-execute wrapper. The first added is the outermost.

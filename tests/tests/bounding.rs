@@ -14,31 +14,7 @@ use toolprism::{
     BoundLimits, ExecuteCall, FsOutputStore, PostDecision, RetainedOutput, RetentionRule, codes,
     count_lines, plan_cut, preview,
 };
-
-/// A fresh directory for one test's store, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("toolprism-bounding-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        Self(dir)
-    }
-    fn files(&self) -> Vec<PathBuf> {
-        let mut files: Vec<_> = fs::read_dir(&self.0)
-            .map(|entries| entries.map(|entry| entry.unwrap().path()).collect())
-            .unwrap_or_default();
-        files.sort();
-        files
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
+use toolprism_tests::TempDir;
 
 /// `emit`: returns the text it is given, as its value and (by default render) its content.
 fn emit() -> ToolDef {
@@ -89,7 +65,7 @@ fn location_in(preview: &str) -> PathBuf {
 #[tokio::test]
 async fn oversized_text_becomes_head_marker_tail_and_is_retained_byte_identical() {
     let dir = TempDir::new("shape");
-    let registry = registry(&dir.0, BoundLimits::default());
+    let registry = registry(dir.path(), BoundLimits::default());
     let text = numbered(10_000);
     let outcome = emit_text(&registry, &text, Surface::Direct).await;
     let shown = only_text(&outcome);
@@ -121,7 +97,7 @@ async fn oversized_text_becomes_head_marker_tail_and_is_retained_byte_identical(
     assert_eq!(fs::read_to_string(&retained).unwrap(), text);
     assert_eq!(
         retained.parent().unwrap(),
-        fs::canonicalize(&dir.0).unwrap()
+        fs::canonicalize(dir.path()).unwrap()
     );
 }
 
@@ -129,7 +105,7 @@ async fn oversized_text_becomes_head_marker_tail_and_is_retained_byte_identical(
 async fn limits_are_exact_in_lines_and_in_bytes() {
     let dir = TempDir::new("exact");
     let limits = BoundLimits::new(100, 4_096);
-    let registry = registry(&dir.0, limits);
+    let registry = registry(dir.path(), limits);
 
     // Lines: at, below, one over; with and without a final newline.
     for (text, bounded) in [
@@ -218,7 +194,7 @@ fn registry_at_unwritable() -> Registry {
 #[tokio::test]
 async fn hostile_call_ids_cannot_escape_the_store_or_collide() {
     let dir = TempDir::new("hostile");
-    let registry = registry(&dir.0, BoundLimits::new(10, 2_048));
+    let registry = registry(dir.path(), BoundLimits::new(10, 2_048));
     let text = numbered(50);
     let long = "x/".repeat(5_000);
     let ids = [
@@ -237,7 +213,7 @@ async fn hostile_call_ids_cannot_escape_the_store_or_collide() {
         let retained = location_in(only_text(&outcome));
         assert_eq!(
             retained.parent().unwrap(),
-            fs::canonicalize(&dir.0).unwrap(),
+            fs::canonicalize(dir.path()).unwrap(),
             "{id:?}"
         );
         assert_eq!(fs::read_to_string(&retained).unwrap(), text);
@@ -274,7 +250,7 @@ async fn images_and_nested_calls_are_untouched() {
         .tool(picture)
         .tool(emit())
         .limits(BoundLimits::new(10, 2_048))
-        .output_store(FsOutputStore::new(&dir.0))
+        .output_store(FsOutputStore::new(dir.path()))
         .build()
         .unwrap();
 
@@ -355,7 +331,7 @@ async fn generic_bounding_runs_after_tool_owned_projections_and_policies() {
         builder
             .tool(search.clone())
             .tool(emit())
-            .output_store(FsOutputStore::new(&dir.0))
+            .output_store(FsOutputStore::new(dir.path()))
             .build()
             .unwrap()
     });
@@ -377,7 +353,7 @@ async fn a_tool_may_have_its_own_limits() {
     let dir = TempDir::new("per-tool");
     let registry = Registry::builder()
         .tool(emit().with_limits(BoundLimits::new(20, 2_048)))
-        .output_store(FsOutputStore::new(&dir.0))
+        .output_store(FsOutputStore::new(dir.path()))
         .build()
         .unwrap();
     let outcome = emit_text(&registry, &numbered(30), Surface::Direct).await;
@@ -396,7 +372,7 @@ async fn failure_text_is_bounded_too() {
         .build();
     let registry = Registry::builder()
         .tool(noisy)
-        .output_store(FsOutputStore::new(&dir.0))
+        .output_store(FsOutputStore::new(dir.path()))
         .build()
         .unwrap();
     let outcome = registry
@@ -430,10 +406,10 @@ async fn oversized_or_invalid_meta_is_dropped_and_the_call_succeeds() {
             toolprism::Json(json!({"blob": "x".repeat(100_000)}))
         }))
         .tool(with_meta("small_meta", |_, _| {
-            toolprism::Json(json!({"card": "generic"}))
+            toolprism::Json(json!({"badge": "small"}))
         }))
         .tool(nan_meta)
-        .output_store(FsOutputStore::new(&dir.0))
+        .output_store(FsOutputStore::new(dir.path()))
         .build()
         .unwrap();
     for name in ["big_meta", "nan_meta"] {
@@ -447,13 +423,13 @@ async fn oversized_or_invalid_meta_is_dropped_and_the_call_succeeds() {
     let small = registry
         .dispatch(ToolCall::new("c", "small_meta", json!({})), Surface::Direct)
         .await;
-    assert_eq!(small.meta(), Some(&json!({"card": "generic"})));
+    assert_eq!(small.meta(), Some(&json!({"badge": "small"})));
 }
 
 #[test]
 fn cleanup_removes_by_age_then_oldest_first_and_nothing_else() {
     let dir = TempDir::new("cleanup");
-    let store = FsOutputStore::new(&dir.0);
+    let store = FsOutputStore::new(dir.path());
     let age = |days: u64| SystemTime::now() - Duration::from_secs(days * 24 * 60 * 60);
     let mut retained = Vec::new();
     for (days, size) in [(10, 100), (3, 400), (2, 300), (1, 200)] {
@@ -466,7 +442,7 @@ fn cleanup_removes_by_age_then_oldest_first_and_nothing_else() {
             .unwrap();
         retained.push(PathBuf::from(output.location));
     }
-    let foreign = dir.0.join("notes.txt");
+    let foreign = dir.path().join("notes.txt");
     fs::write(&foreign, "x".repeat(10_000)).unwrap();
 
     let report = store

@@ -13,23 +13,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use toolprism::prelude::*;
-use toolprism::{RegistrationError, ToolOutcome, codes, schema::SchemaError};
+use toolprism::{Card, ReadCard, RegistrationError, ToolOutcome, codes, schema::SchemaError};
+use toolprism_tests::{code, text};
 
 fn call(name: &str, args: Value) -> ToolCall {
     ToolCall::new("call_1", name, args)
-}
-
-fn code(outcome: &ToolOutcome) -> Option<&str> {
-    outcome.error().and_then(|error| error.code())
-}
-
-fn text(outcome: &ToolOutcome) -> String {
-    outcome
-        .content()
-        .iter()
-        .filter_map(ContentBlock::as_text)
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 // ---------------------------------------------------------------- tools used below
@@ -96,8 +84,13 @@ fn render_read(_args: &ReadArgs, value: &ReadValue) -> Vec<ContentBlock> {
     vec![ContentBlock::text(text)]
 }
 
-fn read_meta(args: &ReadArgs, value: &ReadValue) -> Value {
-    json!({"card": "read", "path": args.path, "shown": value.lines.len()})
+fn read_meta(args: &ReadArgs, value: &ReadValue) -> Card {
+    Card::Read(ReadCard {
+        path: args.path.clone(),
+        first_line: value.offset.into(),
+        last_line: value.lines.last().map_or(0, |line| line.number.into()),
+        total_lines: value.total_lines.into(),
+    })
 }
 
 async fn registry_with(tools: Vec<ToolDef>) -> toolprism::Registry {
@@ -346,7 +339,8 @@ async fn render_and_meta_are_projections_of_the_validated_value() {
         offset: Some(4),
     };
     assert_eq!(success.content(), render_read(&args, &value));
-    assert_eq!(success.meta(), Some(&read_meta(&args, &value)));
+    let card = serde_json::to_value(read_meta(&args, &value)).unwrap();
+    assert_eq!(success.meta(), Some(&card));
     assert!(text(&outcome).ends_with("(Showing lines 4-6 of 10.)"));
 
     // Pure: the same call renders the same bytes.

@@ -11,13 +11,10 @@ use toolprism::{
     Approval, ApprovalRequest, ExecuteCall, Executed, Next, PostDecision, PreDecision, Snapshot,
     ToolFailure, codes, schema::compiled_schemas,
 };
+use toolprism_tests::{code, text};
 
 fn call(name: &str, args: Value) -> ToolCall {
     ToolCall::new("call_1", name, args)
-}
-
-fn code(outcome: &ToolOutcome) -> Option<&str> {
-    outcome.error().and_then(|error| error.code())
 }
 
 /// Counts how often a tool's body and its render ran.
@@ -69,16 +66,8 @@ fn named_profile(name: &str, counts: &Counts) -> ToolDef {
             renders.fetch_add(1, Ordering::SeqCst);
             format!("profile of {}", value["name"].as_str().unwrap_or("?"))
         })
-        .meta(|_args: &Value, value: &Value| json!({"card": "generic", "title": value["name"]}))
+        .meta(|_args: &Value, value: &Value| json!({"title": value["name"]}))
         .build()
-}
-
-fn text(outcome: &ToolOutcome) -> String {
-    outcome
-        .content()
-        .iter()
-        .filter_map(ContentBlock::as_text)
-        .collect()
 }
 
 // ---------------------------------------------------------------- wrappers

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use toolprism::prelude::*;
+use toolprism::{Card, ReadCard};
 
 /// Adds two integers.
 #[tool]
@@ -82,8 +83,13 @@ impl Workspace {
         text
     }
 
-    fn read_card(_args: &ReadArgs, value: &ReadValue) -> Value {
-        json!({"card": "read", "path": value.path, "lines": value.total_lines})
+    fn read_card(_args: &ReadArgs, value: &ReadValue) -> Card {
+        Card::Read(ReadCard {
+            path: value.path.clone(),
+            first_line: 1,
+            last_line: value.lines.len() as u64,
+            total_lines: value.total_lines as u64,
+        })
     }
 }
 

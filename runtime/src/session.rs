@@ -1,0 +1,517 @@
+//! The durable session log: an append-only JSON Lines file of tool calls and their results,
+//! and the replay that shows a saved session exactly as it was shown live, running no tool.
+//!
+//! # Event format, version 1
+//!
+//! One JSON object per line, with the format version `v` and a `kind`:
+//!
+//! ```text
+//! {"v":1,"kind":"tool_call","id":"call_1","name":"read","args":{"path":"a.txt"}}
+//! {"v":1,"kind":"tool_result","id":"call_1","content":[{"type":"text","text":"…"}],"is_error":false,"meta":{"card":"read",…}}
+//! {"v":1,"kind":"nested_result","parent_id":"call_2","id":"n1","name":"grep","content":[…],"is_error":false}
+//! ```
+//!
+//! - `tool_call`: `id`, `name`, and `args` (the arguments as JSON) or `raw_args` (the text a
+//!   provider sent, when it was not valid JSON).
+//! - `tool_result`: `id`, `content` (what the model saw, after policies and bounding),
+//!   `is_error`, `error` (`{message, info?: {name, code}}`, failures only) and `meta`
+//!   (presentation metadata, when there was any).
+//! - `nested_result`: a dispatch made by a program during the call `parent_id`: its rendered
+//!   `content` and `is_error` only.
+//!
+//! The canonical value is never stored: it is execution-local. Readers skip kinds they do not
+//! know (with a warning) and ignore fields they do not know, so later versions may add both.
+//!
+//! # Durability
+//!
+//! Each event is one `write` of one line to a file opened for appending, so lines are never
+//! interleaved. A torn last line (a crash mid-write) is detected on open and reported; a
+//! newline is appended after it so later events start cleanly, and it is reported (and
+//! skipped) by [`SessionLog::read`]. Nothing before it is lost or rewritten. With
+//! [`LogOptions::fsync`], every event is flushed to disk before `append` returns.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::call::{Surface, ToolCall};
+use crate::card::{Card, present_call, present_result};
+use crate::content::ContentBlock;
+use crate::error::FailureError;
+use crate::outcome::ToolOutcome;
+use crate::registry::Snapshot;
+
+/// The event format version this crate writes.
+pub const LOG_FORMAT_VERSION: u64 = 1;
+
+/// One durable event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SessionEvent {
+    /// A call, as the model made it.
+    ToolCall(CallEvent),
+    /// What the model saw of a call's result.
+    ToolResult(ResultEvent),
+    /// What a program saw of a nested dispatch made during a call.
+    NestedResult(NestedEvent),
+}
+
+/// A call, as the model made it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallEvent {
+    /// The call id.
+    pub id: String,
+    /// The tool name the model asked for.
+    pub name: String,
+    /// The arguments, when they were JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    /// The arguments as the provider sent them, when they were not valid JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_args: Option<String>,
+}
+
+impl CallEvent {
+    fn of(call: &ToolCall) -> Self {
+        let (args, raw_args) = call.logged_args();
+        Self {
+            id: call.id().to_owned(),
+            name: call.name().to_owned(),
+            args,
+            raw_args,
+        }
+    }
+
+    /// The arguments for presentation: the JSON, or the raw text as a string.
+    pub fn shown_args(&self) -> Value {
+        match (&self.args, &self.raw_args) {
+            (Some(args), _) => args.clone(),
+            (None, Some(raw)) => Value::String(raw.clone()),
+            (None, None) => Value::Null,
+        }
+    }
+}
+
+/// What the model saw of a call's result.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResultEvent {
+    /// The call id.
+    pub id: String,
+    /// The content, after policies and bounding.
+    pub content: Vec<ContentBlock>,
+    /// Whether the call failed.
+    pub is_error: bool,
+    /// The error of a failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<FailureError>,
+    /// Presentation metadata, when there was any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
+}
+
+impl ResultEvent {
+    fn of(id: &str, outcome: &ToolOutcome) -> Self {
+        Self {
+            id: id.to_owned(),
+            content: outcome.content().to_vec(),
+            is_error: outcome.is_error(),
+            error: outcome.error().cloned(),
+            meta: outcome.meta().cloned(),
+        }
+    }
+}
+
+/// What a program saw of a nested dispatch: its rendered content and whether it failed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct NestedEvent {
+    /// The call during which the program made this dispatch.
+    pub parent_id: String,
+    /// The nested call's id.
+    pub id: String,
+    /// The tool it called.
+    pub name: String,
+    /// Its rendered content.
+    pub content: Vec<ContentBlock>,
+    /// Whether it failed.
+    pub is_error: bool,
+}
+
+/// How a log is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LogOptions {
+    /// Flush every event to disk (`fsync`) before `append` returns.
+    pub fsync: bool,
+}
+
+impl LogOptions {
+    /// Options that fsync every event.
+    pub fn fsync() -> Self {
+        Self { fsync: true }
+    }
+}
+
+/// What opening a log found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpenReport {
+    /// The length in bytes of a torn last line, if the file ended in the middle of one.
+    pub torn_tail: Option<u64>,
+}
+
+/// A problem met while reading a log; the events around it stay readable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LogProblem {
+    /// The last line has no newline and is not a complete event: a crash mid-write.
+    TornLastLine {
+        /// 1-based line number.
+        line: usize,
+    },
+    /// A line that is not a valid event of a known kind.
+    Corrupt {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        error: String,
+    },
+    /// An event of a kind this version does not know (written by a later one): skipped.
+    UnknownKind {
+        /// 1-based line number.
+        line: usize,
+        /// Its kind.
+        kind: String,
+        /// Its `v`.
+        version: u64,
+    },
+}
+
+/// The events of a log, and what could not be read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LogContents {
+    /// The events, in order.
+    pub events: Vec<SessionEvent>,
+    /// The problems, in order.
+    pub problems: Vec<LogProblem>,
+}
+
+/// Why a recorded dispatch could not be logged. If the tool ran, its outcome is here: nothing
+/// is lost because the log failed.
+#[derive(Debug, thiserror::Error)]
+#[error("the session log could not be written: {source}")]
+pub struct RecordError {
+    /// The outcome, if the call was dispatched.
+    pub outcome: Option<ToolOutcome>,
+    /// The I/O error.
+    #[source]
+    pub source: io::Error,
+}
+
+/// An append-only session log.
+///
+/// ```
+/// use toolprism::prelude::*;
+/// use toolprism::{LogOptions, SessionLog, replay};
+/// use serde_json::json;
+///
+/// /// Adds.
+/// #[tool]
+/// fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let path = std::env::temp_dir().join(format!("toolprism-doc-log-{}.jsonl", std::process::id()));
+/// # let _ = std::fs::remove_file(&path);
+/// let (log, _report) = SessionLog::open(&path, LogOptions::default()).unwrap();
+/// let registry = Registry::builder().tool(Add).build().unwrap();
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let call = ToolCall::new("c1", "add", json!({"a": 1, "b": 2}));
+/// let outcome = log.dispatch(&registry.snapshot(), call, Surface::Direct).await.unwrap();
+/// assert_eq!(outcome.value().unwrap(), &json!(3));
+/// # });
+/// let contents = SessionLog::read(&path).unwrap();
+/// let replayed = replay(&contents.events);
+/// assert_eq!(replayed[0].result.as_ref().unwrap().content, [ContentBlock::text("3")]);
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct SessionLog {
+    path: PathBuf,
+    file: Mutex<File>,
+    options: LogOptions,
+}
+
+impl SessionLog {
+    /// Opens (or creates) a log for appending, reporting a torn last line if there is one.
+    pub fn open(path: impl AsRef<Path>, options: LogOptions) -> io::Result<(Self, OpenReport)> {
+        let path = path.as_ref().to_path_buf();
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .open(&path)?;
+        let torn_tail = torn_tail_len(&mut file)?;
+        if let Some(bytes) = torn_tail {
+            tracing::warn!(path = %path.display(), bytes, "session log ends in a torn line");
+            // End the torn line, so the next event starts on a line of its own.
+            file.write_all(b"\n")?;
+            if options.fsync {
+                file.sync_data()?;
+            }
+        }
+        let log = Self {
+            path,
+            file: Mutex::new(file),
+            options,
+        };
+        Ok((log, OpenReport { torn_tail }))
+    }
+
+    /// Where the log is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one event, as one line written at once.
+    pub fn append(&self, event: &SessionEvent) -> io::Result<()> {
+        #[derive(Serialize)]
+        struct Line<'a> {
+            v: u64,
+            #[serde(flatten)]
+            event: &'a SessionEvent,
+        }
+        let mut line = serde_json::to_vec(&Line {
+            v: LOG_FORMAT_VERSION,
+            event,
+        })?;
+        line.push(b'\n');
+        let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        file.write_all(&line)?;
+        if self.options.fsync {
+            file.sync_data()?;
+        }
+        Ok(())
+    }
+
+    /// Dispatches a call the model made through `snapshot`, logging the call before and what
+    /// the model saw after.
+    pub async fn dispatch(
+        &self,
+        snapshot: &Snapshot,
+        call: ToolCall,
+        surface: Surface,
+    ) -> Result<ToolOutcome, RecordError> {
+        let id = call.id().to_owned();
+        self.append(&SessionEvent::ToolCall(CallEvent::of(&call)))
+            .map_err(|source| RecordError {
+                outcome: None,
+                source,
+            })?;
+        let outcome = snapshot.dispatch(call, surface).await;
+        match self.append(&SessionEvent::ToolResult(ResultEvent::of(&id, &outcome))) {
+            Ok(()) => Ok(outcome),
+            Err(source) => Err(RecordError {
+                outcome: Some(outcome),
+                source,
+            }),
+        }
+    }
+
+    /// Dispatches a call a program made during the call `parent_id`, as a nested call, logging
+    /// its rendered content and error flag under the parent.
+    pub async fn dispatch_nested(
+        &self,
+        snapshot: &Snapshot,
+        parent_id: &str,
+        call: ToolCall,
+    ) -> Result<ToolOutcome, RecordError> {
+        let (id, name) = (call.id().to_owned(), call.name().to_owned());
+        let outcome = snapshot.dispatch(call, Surface::Nested).await;
+        let event = SessionEvent::NestedResult(NestedEvent {
+            parent_id: parent_id.to_owned(),
+            id,
+            name,
+            content: outcome.content().to_vec(),
+            is_error: outcome.is_error(),
+        });
+        match self.append(&event) {
+            Ok(()) => Ok(outcome),
+            Err(source) => Err(RecordError {
+                outcome: Some(outcome),
+                source,
+            }),
+        }
+    }
+
+    /// Reads a log: every event it can, and a report of every line it cannot.
+    pub fn read(path: impl AsRef<Path>) -> io::Result<LogContents> {
+        let bytes = fs::read(path)?;
+        Ok(parse(&bytes))
+    }
+}
+
+/// The length of the last line if the file does not end with a newline.
+fn torn_tail_len(file: &mut File) -> io::Result<Option<u64>> {
+    let len = file.seek(SeekFrom::End(0))?;
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut chunk = vec![0; 64 * 1024];
+    let mut end = len;
+    while end > 0 {
+        let start = end.saturating_sub(chunk.len() as u64);
+        let size = usize::try_from(end - start).unwrap_or(chunk.len());
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut chunk[..size])?;
+        if end == len && chunk[size - 1] == b'\n' {
+            return Ok(None);
+        }
+        if let Some(newline) = memchr::memrchr(b'\n', &chunk[..size]) {
+            return Ok(Some(len - (start + newline as u64 + 1)));
+        }
+        end = start;
+    }
+    Ok(Some(len))
+}
+
+const KNOWN_KINDS: [&str; 3] = ["tool_call", "tool_result", "nested_result"];
+
+fn parse(bytes: &[u8]) -> LogContents {
+    let mut contents = LogContents::default();
+    let ends_cleanly = bytes.last().is_none_or(|&b| b == b'\n');
+    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+    // `split` yields an empty piece after a final newline.
+    let count = lines.len() - usize::from(ends_cleanly);
+    for (at, line) in lines.into_iter().take(count).enumerate() {
+        let number = at + 1;
+        let torn = !ends_cleanly && number == count;
+        if line.is_empty() {
+            continue;
+        }
+        match parse_line(line) {
+            Ok(Some(event)) => contents.events.push(event),
+            Ok(None) => {}
+            Err(_) if torn => contents
+                .problems
+                .push(LogProblem::TornLastLine { line: number }),
+            Err(Problem::Unknown { kind, version }) => {
+                tracing::warn!(
+                    line = number,
+                    kind,
+                    version,
+                    "skipping a session event of an unknown kind"
+                );
+                contents.problems.push(LogProblem::UnknownKind {
+                    line: number,
+                    kind,
+                    version,
+                });
+            }
+            Err(Problem::Corrupt(error)) => {
+                tracing::warn!(line = number, error, "skipping a corrupt session log line");
+                contents.problems.push(LogProblem::Corrupt {
+                    line: number,
+                    error,
+                });
+            }
+        }
+    }
+    contents
+}
+
+enum Problem {
+    Unknown { kind: String, version: u64 },
+    Corrupt(String),
+}
+
+fn parse_line(line: &[u8]) -> Result<Option<SessionEvent>, Problem> {
+    let value: Value = serde_json::from_slice(line).map_err(|e| Problem::Corrupt(e.to_string()))?;
+    let version = value
+        .get("v")
+        .and_then(Value::as_u64)
+        .filter(|&v| v >= 1)
+        .ok_or_else(|| Problem::Corrupt("no format version `v`".into()))?;
+    let kind = value
+        .get("kind")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Problem::Corrupt("no `kind`".into()))?;
+    if !KNOWN_KINDS.contains(&kind) {
+        return Err(Problem::Unknown {
+            kind: kind.to_owned(),
+            version,
+        });
+    }
+    SessionEvent::deserialize(&value)
+        .map(Some)
+        .map_err(|e| Problem::Corrupt(e.to_string()))
+}
+
+/// One call of a replayed session, with everything the UI and the model were shown.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayedCall {
+    /// The call as logged.
+    pub call: CallEvent,
+    /// The call's card.
+    pub call_card: Card,
+    /// The result, if the log has one.
+    pub result: Option<ReplayedResult>,
+    /// Nested dispatches made during the call: rendered content and error flag only.
+    pub nested: Vec<NestedEvent>,
+}
+
+/// A replayed result.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayedResult {
+    /// What the model saw.
+    pub content: Vec<ContentBlock>,
+    /// Whether the call failed.
+    pub is_error: bool,
+    /// The error of a failure.
+    pub error: Option<FailureError>,
+    /// The result's card.
+    pub card: Card,
+}
+
+/// Rebuilds what a session showed, from its events alone: no tool runs. The cards come from
+/// [`present_call`] and [`present_result`], the pure functions the live session used.
+pub fn replay(events: &[SessionEvent]) -> Vec<ReplayedCall> {
+    let mut calls: Vec<ReplayedCall> = Vec::new();
+    for event in events {
+        match event {
+            SessionEvent::ToolCall(call) => calls.push(ReplayedCall {
+                call_card: present_call(&call.name, &call.shown_args()),
+                call: call.clone(),
+                result: None,
+                nested: Vec::new(),
+            }),
+            SessionEvent::ToolResult(result) => {
+                if let Some(call) = calls.iter_mut().rev().find(|c| c.call.id == result.id) {
+                    call.result = Some(ReplayedResult {
+                        card: present_result(
+                            &call.call.name,
+                            &call.call.shown_args(),
+                            &result.content,
+                            result.is_error,
+                            result.meta.as_ref(),
+                        ),
+                        content: result.content.clone(),
+                        is_error: result.is_error,
+                        error: result.error.clone(),
+                    });
+                }
+            }
+            SessionEvent::NestedResult(nested) => {
+                if let Some(call) = calls
+                    .iter_mut()
+                    .rev()
+                    .find(|c| c.call.id == nested.parent_id)
+                {
+                    call.nested.push(nested.clone());
+                }
+            }
+        }
+    }
+    calls
+}
