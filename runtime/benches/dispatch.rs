@@ -12,145 +12,31 @@
 //! `cargo bench -p toolprism --bench dispatch`; the ratios to quote are
 //! `pipeline / by_hand` and `with_stages / bare`.
 
-use std::future::Future;
+mod read_tool;
+
 use std::hint::black_box;
-use std::pin::pin;
-use std::task::{Context, Poll, Waker};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use toolprism::prelude::*;
-use toolprism::{ExecuteCall, Executed, Next, PostDecision};
 
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-struct ReadArgs {
-    /// File to read.
-    path: String,
-    /// First line, 1-based.
-    offset: Option<u32>,
-}
-
-#[derive(Serialize, Deserialize, JsonSchema)]
-struct Line {
-    number: u32,
-    text: String,
-}
-
-#[derive(Serialize, Deserialize, JsonSchema)]
-struct ReadValue {
-    path: String,
-    offset: u32,
-    lines: Vec<Line>,
-    total_lines: u32,
-}
-
-const SOURCE: &str = include_str!("../src/dispatch.rs");
-
-fn body(args: ReadArgs) -> ReadValue {
-    let offset = args.offset.unwrap_or(1);
-    let lines = SOURCE
-        .lines()
-        .skip(offset as usize - 1)
-        .take(50)
-        .zip(offset..)
-        .map(|(text, number)| Line {
-            number,
-            text: text.to_owned(),
-        })
-        .collect();
-    ReadValue {
-        path: args.path,
-        offset,
-        lines,
-        total_lines: 200,
-    }
-}
-
-fn render(_args: &ReadArgs, value: &ReadValue) -> String {
-    let mut text = String::with_capacity(4096);
-    for line in &value.lines {
-        text.push_str(&line.number.to_string());
-        text.push_str(": ");
-        text.push_str(&line.text);
-        text.push('\n');
-    }
-    text
-}
-
-fn meta(args: &ReadArgs, value: &ReadValue) -> Value {
-    json!({"card": "read", "path": args.path, "lines": value.lines.len()})
-}
-
-/// Reads a file.
-#[tool(render = render, meta = meta)]
-fn read(args: ReadArgs) -> ReadValue {
-    body(args)
-}
-
-/// Polls a future that never waits to completion, with no executor overhead to measure.
-fn block_on<F: Future>(future: F) -> F::Output {
-    let mut future = pin!(future);
-    let mut cx = Context::from_waker(Waker::noop());
-    loop {
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return output;
-        }
-    }
-}
+use read_tool::{args, bare, by_hand, pipeline, staged};
 
 fn dispatch(c: &mut Criterion) {
-    let registry = Registry::builder().tool(Read).build().unwrap();
-    let snapshot = registry.snapshot();
-    let args = json!({"path": "src/dispatch.rs", "offset": 3});
-
+    let snapshot = bare();
+    let args = args();
     let mut group = c.benchmark_group("dispatch_read_50_lines");
-    group.bench_function("by_hand", |b| {
-        b.iter(|| {
-            let parsed: ReadArgs = serde_json::from_value(black_box(args.clone())).unwrap();
-            let value = body(parsed);
-            let json = serde_json::to_value(&value).unwrap();
-            let parsed: ReadArgs = serde_json::from_value(args.clone()).unwrap();
-            let text = render(&parsed, &value);
-            let meta = meta(&parsed, &value);
-            black_box((json, text, meta))
-        });
-    });
-    group.bench_function("pipeline", |b| {
-        b.iter(|| {
-            let call = ToolCall::new("call_1", "read", black_box(args.clone()));
-            black_box(block_on(snapshot.dispatch(call, Surface::Direct)))
-        });
-    });
+    group.bench_function("by_hand", |b| b.iter(|| by_hand(&args)));
+    group.bench_function("pipeline", |b| b.iter(|| pipeline(&snapshot, &args)));
     group.finish();
 }
 
 fn stages(c: &mut Criterion) {
-    let bare = Registry::builder().tool(Read).build().unwrap().snapshot();
-    let pass = |_call: ExecuteCall, next: Next| async move { Executed::from(next.run().await) };
-    let keep = |_call: &ExecuteCall, _outcome: &ToolOutcome| PostDecision::keep();
-    let staged = Registry::builder()
-        .tool(Read)
-        .wrap(pass)
-        .wrap(pass)
-        .wrap(pass)
-        .post_execute(keep)
-        .post_execute(keep)
-        .build()
-        .unwrap()
-        .snapshot();
-    let args = json!({"path": "src/dispatch.rs", "offset": 3});
-
+    let (bare, staged) = (bare(), staged());
+    let args = args();
     let mut group = c.benchmark_group("dispatch_stages");
-    for (name, snapshot) in [("bare", &bare), ("with_stages", &staged)] {
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                let call = ToolCall::new("call_1", "read", black_box(args.clone()));
-                black_box(block_on(snapshot.dispatch(call, Surface::Direct)))
-            });
-        });
-    }
+    group.bench_function("bare", |b| b.iter(|| pipeline(&bare, &args)));
+    group.bench_function("with_stages", |b| b.iter(|| pipeline(&staged, &args)));
     group.finish();
 }
 

@@ -240,12 +240,14 @@ pub(crate) fn oversized_text<'a>(
     content: &'a [ContentBlock],
     limits: &BoundLimits,
 ) -> Option<Vec<&'a str>> {
-    let texts: Vec<&str> = content.iter().filter_map(ContentBlock::as_text).collect();
     let limits = limits.effective();
-    let bytes = texts.iter().map(|text| text.len()).sum::<usize>() + texts.len().saturating_sub(1);
+    let texts = || content.iter().filter_map(ContentBlock::as_text);
+    let blocks = texts().count();
+    let bytes = texts().map(str::len).sum::<usize>() + blocks.saturating_sub(1);
+    // A text cannot have more lines than bytes: short texts need no line count.
     let over = bytes > limits.max_bytes
-        || texts.iter().map(|text| count_lines(text)).sum::<usize>() > limits.max_lines;
-    over.then_some(texts)
+        || (bytes > limits.max_lines && texts().map(count_lines).sum::<usize>() > limits.max_lines);
+    over.then(|| texts().collect())
 }
 
 /// The preview of the text blocks `texts` (joined by a newline) once retained.

@@ -11,7 +11,6 @@ use tracing::Instrument as _;
 
 use crate::bound::{BoundLimits, meta_fits, oversized_text, preview_of, replace_text};
 use crate::call::{Surface, ToolCall, ToolContext};
-use crate::card::is_invalid_card;
 use crate::content::ContentBlock;
 use crate::error::{FailureError, codes};
 use crate::meta::MetaError;
@@ -406,13 +405,6 @@ fn normalize(
     };
     let meta = match projected.meta {
         None | Some(Ok(None)) => None,
-        Some(Ok(Some(meta))) if is_invalid_card(&meta) => {
-            tracing::warn!(
-                tool = tool.name(),
-                "presentation meta dropped: not a valid card"
-            );
-            None
-        }
         Some(Ok(Some(meta))) if meta_fits(&meta, limits.max_meta_bytes) => Some(meta),
         Some(Ok(Some(_))) => {
             // Metadata is measured on its own, and never becomes an unbounded side channel.

@@ -3,6 +3,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::card::is_invalid_card;
 use crate::lossless::to_lossless_value;
 
 /// What a `meta` function may return: a JSON [`Value`], any serializable type wrapped in
@@ -52,13 +53,19 @@ pub struct Json<T>(pub T);
 impl<T: Serialize> IntoMeta for Json<T> {
     fn into_meta(self) -> Result<Option<Value>, MetaError> {
         to_lossless_value(&self.0)
-            .map(Some)
-            .map_err(|error| MetaError::Invalid(error.to_string()))
+            .map_err(|error| MetaError::Invalid(error.to_string()))?
+            .into_meta()
     }
 }
 
 impl IntoMeta for Value {
+    /// Untyped metadata that claims to be a card (has a `card` key) must be a valid one.
     fn into_meta(self) -> Result<Option<Value>, MetaError> {
+        if is_invalid_card(&self) {
+            return Err(MetaError::Invalid(
+                "it has a `card` key but is not a valid card".to_owned(),
+            ));
+        }
         Ok(Some(self))
     }
 }

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Instructions per dispatch, counted by callgrind (stable on a noisy machine), and the ratios
+# the README quotes: pipeline / by_hand and staged / pipeline.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo bench -p toolprism --bench instructions --no-run 2>/dev/null
+binary=$(ls -t target/release/deps/instructions-* | grep -v '\.d$' | head -n 1)
+count() {
+    valgrind --tool=callgrind --callgrind-out-file=/dev/null "$binary" "$1" "$2" 2>&1 \
+        | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
+n=2000
+declare -A per_call
+for path in by_hand pipeline staged; do
+    base=$(count "$path" 0)
+    total=$(count "$path" "$n")
+    per_call[$path]=$(( (total - base) / n ))
+    echo "$path: ${per_call[$path]} instructions per call"
+done
+awk -v h="${per_call[by_hand]}" -v p="${per_call[pipeline]}" -v s="${per_call[staged]}" \
+    'BEGIN { printf "pipeline / by_hand = %.3f\nstaged / pipeline = %.3f\n", p / h, s / p }'
