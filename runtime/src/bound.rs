@@ -282,8 +282,13 @@ pub(crate) fn replace_text(content: Vec<ContentBlock>, text: String) -> Vec<Cont
         .collect()
 }
 
-/// Whether serialized `meta` fits in `max_bytes`, found without building the serialization.
+/// Whether serialized `meta` fits in `max_bytes`. A quick upper bound settles most metadata
+/// (every string counted at its worst-case escaped size); only metadata near the limit is
+/// measured exactly, by serializing it into a counter that stops at the limit.
 pub(crate) fn meta_fits(meta: &Value, max_bytes: usize) -> bool {
+    if upper_bound(meta, max_bytes).is_some() {
+        return true;
+    }
     struct Budget(usize);
     impl io::Write for Budget {
         fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
@@ -300,15 +305,47 @@ pub(crate) fn meta_fits(meta: &Value, max_bytes: usize) -> bool {
     serde_json::to_writer(Budget(max_bytes), meta).is_ok()
 }
 
+/// An upper bound of the serialized size of `value`, if it is within `budget`.
+fn upper_bound(value: &Value, budget: usize) -> Option<usize> {
+    // A string escapes to at most 6 bytes per byte (`\u001f`), plus its quotes; a number is at
+    // most 24 bytes; each member costs its key, a colon and a comma.
+    let size = match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(_) => 24,
+        Value::String(text) => text.len().checked_mul(6)?.checked_add(2)?,
+        Value::Array(items) => {
+            let mut size = 2 + items.len();
+            for item in items {
+                size = size.checked_add(upper_bound(item, budget.checked_sub(size)?)?)?;
+            }
+            size
+        }
+        Value::Object(map) => {
+            let mut size: usize = 2;
+            for (key, item) in map {
+                size = size.checked_add(key.len().checked_mul(6)?.checked_add(4)?)?;
+                size = size.checked_add(upper_bound(item, budget.checked_sub(size)?)?)?;
+            }
+            size
+        }
+    };
+    (size <= budget).then_some(size)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn meta_is_measured_without_serializing_it_whole() {
+    fn meta_is_measured_exactly_near_the_limit() {
         let meta = serde_json::json!({"title": "x".repeat(100)});
-        assert!(meta_fits(&meta, 200));
-        assert!(!meta_fits(&meta, 50));
+        let exact = serde_json::to_string(&meta).unwrap().len();
+        assert!(meta_fits(&meta, exact));
+        assert!(!meta_fits(&meta, exact - 1));
+        assert!(meta_fits(&meta, 10_000), "the quick bound settles it");
+        let escaped = serde_json::json!(["\u{1}".repeat(1_000)]);
+        let exact = serde_json::to_string(&escaped).unwrap().len();
+        assert!(meta_fits(&escaped, exact) && !meta_fits(&escaped, exact - 1));
     }
 
     #[test]

@@ -267,13 +267,20 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
         F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
     {
+        let snapshot = self.value.snapshot;
         TypedToolBuilder {
             head: self.head,
             args: self.args,
             value: self.value,
+            // One boxed future per call: the body, then the lossless snapshot of its value.
             body: Arc::new(move |args, cx| {
                 let future = body(args, cx);
-                Box::pin(async move { future.await.map_err(Into::into) })
+                Box::pin(async move {
+                    let value = future
+                        .await
+                        .map_err(|error| BodyError::Failed(error.into()))?;
+                    snapshot(&value).map_err(BodyError::Output)
+                })
             }),
             projections: Projections {
                 deserialize_value: None,
@@ -304,8 +311,8 @@ pub trait ToolOutput: Serialize + JsonSchema + Send + 'static {}
 
 impl<T: Serialize + JsonSchema + Send + 'static> ToolOutput for T {}
 
-type Body<A, T> =
-    Arc<dyn Fn(A, ToolContext) -> BoxFuture<'static, Result<T, ToolError>> + Send + Sync>;
+type Body<A> =
+    Arc<dyn Fn(A, ToolContext) -> BoxFuture<'static, Result<Value, BodyError>> + Send + Sync>;
 type Render<A, T> = Arc<dyn Fn(&A, &T) -> Result<Vec<ContentBlock>, String> + Send + Sync>;
 type Meta<A, T> = Arc<dyn Fn(&A, &T) -> Result<Option<Value>, MetaError> + Send + Sync>;
 
@@ -315,7 +322,7 @@ pub struct TypedToolBuilder<A, T> {
     head: ToolBuilder,
     args: ArgsCodec<A>,
     value: ValueCodec<T>,
-    body: Body<A, T>,
+    body: Body<A>,
     projections: Projections<A, T>,
 }
 
@@ -385,7 +392,6 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
             description: head.description,
             handler: Arc::new(TypedHandler {
                 deserialize_args: self.args.deserialize,
-                snapshot: self.value.snapshot,
                 body: self.body,
                 projections: self.projections,
             }),
@@ -434,8 +440,7 @@ pub(crate) trait Handler: Send + Sync + 'static {
 
 struct TypedHandler<A, T> {
     deserialize_args: FromJson<A>,
-    snapshot: fn(&T) -> Result<Value, LosslessError>,
-    body: Body<A, T>,
+    body: Body<A>,
     projections: Projections<A, T>,
 }
 
@@ -445,12 +450,7 @@ impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
             Ok(args) => args,
             Err(error) => return Box::pin(std::future::ready(Err(BodyError::Input(error)))),
         };
-        let future = (self.body)(args, cx);
-        let snapshot = self.snapshot;
-        Box::pin(async move {
-            let value = future.await.map_err(BodyError::Failed)?;
-            snapshot(&value).map_err(BodyError::Output)
-        })
+        (self.body)(args, cx)
     }
 
     fn project(&self, args: &Value, value: &Value, with_meta: bool) -> Result<Projected, String> {

@@ -19,6 +19,10 @@
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+mod inline;
+
+pub use inline::{InlineError, inline_refs};
+
 use jsonschema::{Draft, PatternOptions, Validator};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
@@ -160,15 +164,28 @@ pub(crate) fn compile(schema: &Value, role: SchemaRole) -> Result<Validator, Sch
     if role == SchemaRole::Input && schema.get("type").and_then(Value::as_str) != Some("object") {
         return Err(SchemaError::InputNotObject);
     }
+    // Validate against the schema with its references inlined, when that is finite and not
+    // much bigger: a reference hop per value adds up. Otherwise (recursive types, shared
+    // definitions that multiply) against the schema as it is.
+    let budget = 4 * node_count(schema) + 1_024;
+    let inlined = inline_refs(schema, draft == Draft::Draft7, budget).ok();
     jsonschema::options()
         .with_draft(draft)
         .offline()
         .with_pattern_options(PatternOptions::regex())
         .should_validate_formats(true)
-        .build(schema)
+        .build(inlined.as_ref().unwrap_or(schema))
         .map_err(|error| SchemaError::Invalid {
             message: error.to_string(),
         })
+}
+
+fn node_count(value: &Value) -> usize {
+    1 + match value {
+        Value::Array(items) => items.iter().map(node_count).sum(),
+        Value::Object(map) => map.values().map(node_count).sum(),
+        _ => 0,
+    }
 }
 
 fn check_supported(schema: &Value) -> Result<Draft, SchemaError> {
