@@ -286,23 +286,23 @@ pub(crate) fn replace_text(content: Vec<ContentBlock>, text: String) -> Vec<Cont
 /// (every string counted at its worst-case escaped size); only metadata near the limit is
 /// measured exactly, by serializing it into a counter that stops at the limit.
 pub(crate) fn meta_fits(meta: &Value, max_bytes: usize) -> bool {
-    if upper_bound(meta, max_bytes).is_some() {
-        return true;
+    upper_bound(meta, max_bytes).is_some() || serde_json::to_writer(Budget(max_bytes), meta).is_ok()
+}
+
+/// A writer that only counts, and fails once past its budget.
+struct Budget(usize);
+
+impl io::Write for Budget {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 = self
+            .0
+            .checked_sub(buf.len())
+            .ok_or_else(|| io::Error::other("over budget"))?;
+        Ok(buf.len())
     }
-    struct Budget(usize);
-    impl io::Write for Budget {
-        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-            self.0 = self
-                .0
-                .checked_sub(buf.len())
-                .ok_or_else(|| io::Error::other("over budget"))?;
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> io::Result<()> {
-            Ok(())
-        }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
-    serde_json::to_writer(Budget(max_bytes), meta).is_ok()
 }
 
 /// An upper bound of the serialized size of `value`, if it is within `budget`.

@@ -61,12 +61,12 @@ pub fn inline_refs(schema: &Value, draft_07: bool, max_nodes: usize) -> Result<V
         nodes_left: max_nodes,
         budget: max_nodes,
     };
-    let mut inlined = inliner.walk(schema)?;
-    if let Value::Object(map) = &mut inlined {
+    let mut result = inliner.walk(schema)?;
+    if let Value::Object(map) = &mut result {
         map.remove("$defs");
         map.remove("definitions");
     }
-    Ok(inlined)
+    Ok(result)
 }
 
 struct Inliner<'a> {
