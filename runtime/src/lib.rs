@@ -8,6 +8,7 @@ mod content;
 mod dispatch;
 mod error;
 mod lossless;
+pub mod lower;
 mod meta;
 mod outcome;
 mod panic;

@@ -29,6 +29,16 @@ pub enum InlineError {
     },
 }
 
+/// Keywords that annotate rather than constrain.
+const ANNOTATIONS: [&str; 6] = [
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "$comment",
+];
+
 /// The keywords whose values are data, copied as they are.
 const DATA_KEYWORDS: [&str; 4] = ["const", "enum", "default", "examples"];
 
@@ -144,8 +154,16 @@ impl<'a> Inliner<'a> {
         let Value::Object(siblings) = self.walk_object(map, true)? else {
             return Ok(inlined);
         };
+        // Annotations beside the `$ref` (a field's own description) win over the target's;
+        // any other keyword both sides have must be kept as a conjunction.
+        let clashes = |merged: &Map<String, Value>| {
+            siblings.iter().any(|(key, value)| {
+                !ANNOTATIONS.contains(&key.as_str())
+                    && merged.get(key).is_some_and(|other| other != value)
+            })
+        };
         match inlined {
-            Value::Object(mut merged) if siblings.keys().all(|key| !merged.contains_key(key)) => {
+            Value::Object(mut merged) if !clashes(&merged) => {
                 merged.extend(siblings);
                 Ok(Value::Object(merged))
             }

@@ -1,0 +1,168 @@
+//! Lowering to provider wire formats: tool definitions (with each provider's schema dialect)
+//! and tool results, as `serde_json::Value`s ready to put in a request. Pure data; no HTTP.
+//!
+//! Results are lowered from the content the model was shown — never from the canonical value —
+//! so what a provider receives is what the session log records and replay shows.
+//!
+//! | provider | a tool definition | a result lowers to |
+//! |---|---|---|
+//! | [`Provider::OpenAiChat`] | `{"type": "function", "function": {…}}` | a `role: "tool"` message with the text; images in a following `role: "user"` message |
+//! | [`Provider::OpenAiResponses`] | `{"type": "function", "name", …}` | a `function_call_output` item (text, or `input_text`/`input_image` parts) |
+//! | [`Provider::Anthropic`] | `{"name", "description", "input_schema"}` | a `tool_result` content block with text and base64 image blocks, and `is_error` |
+//! | [`Provider::Gemini`] | one `{"functionDeclarations": […]}` tool | a `functionResponse` part (`{"output": …}` or `{"error": …}`) then `inlineData` parts |
+
+mod dialect;
+mod result;
+
+pub use dialect::{DialectError, gemini, openai_strict, plain};
+pub use result::{lower_content, lower_outcome};
+
+use serde_json::{Map, Value, json};
+
+use crate::registry::ToolDefinition;
+
+/// A model provider's API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Provider {
+    /// OpenAI Chat Completions.
+    OpenAiChat,
+    /// OpenAI Responses.
+    OpenAiResponses,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini (`generateContent`).
+    Gemini,
+}
+
+/// How tool definitions are lowered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolOptions {
+    /// OpenAI strict mode: input schemas rewritten by [`openai_strict`] and `"strict": true`.
+    pub strict: bool,
+    /// Send each tool's output schema where the provider has a field for it (Gemini
+    /// `response`, OpenAI Responses `output_schema`).
+    pub output_schemas: bool,
+}
+
+impl ToolOptions {
+    /// With OpenAI strict mode.
+    #[must_use]
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
+        self
+    }
+
+    /// With output schemas where the provider takes them.
+    #[must_use]
+    pub fn with_output_schemas(mut self) -> Self {
+        self.output_schemas = true;
+        self
+    }
+}
+
+/// Why a tool definition cannot be lowered for a provider: the tool, which of its schemas, and
+/// the keyword.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("tool `{tool}` cannot be sent to {provider:?}: its {role} schema: {source}")]
+pub struct LowerError {
+    /// The tool.
+    pub tool: String,
+    /// The provider.
+    pub provider: Provider,
+    /// `"input"` or `"output"`.
+    pub role: &'static str,
+    /// The keyword and why.
+    #[source]
+    pub source: DialectError,
+}
+
+/// Lowers tool definitions for a provider: one JSON value per tool, except for Gemini, where
+/// all of them go in one `{"functionDeclarations": […]}` tool.
+///
+/// ```
+/// use toolprism::prelude::*;
+/// use toolprism::lower::{Provider, ToolOptions, lower_tools};
+///
+/// /// Adds two numbers.
+/// #[tool]
+/// fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let snapshot = Registry::builder().tool(Add).build().unwrap().snapshot();
+/// let tools = lower_tools(Provider::Anthropic, snapshot.definitions(), ToolOptions::default()).unwrap();
+/// assert_eq!(tools[0]["name"], "add");
+/// assert_eq!(tools[0]["input_schema"]["required"], serde_json::json!(["a", "b"]));
+/// ```
+pub fn lower_tools<'a>(
+    provider: Provider,
+    definitions: impl IntoIterator<Item = &'a ToolDefinition>,
+    options: ToolOptions,
+) -> Result<Vec<Value>, LowerError> {
+    let mut lowered = Vec::new();
+    for definition in definitions {
+        lowered.push(lower_tool(provider, definition, options)?);
+    }
+    if provider == Provider::Gemini {
+        return Ok(vec![json!({"functionDeclarations": lowered})]);
+    }
+    Ok(lowered)
+}
+
+fn lower_tool(
+    provider: Provider,
+    definition: &ToolDefinition,
+    options: ToolOptions,
+) -> Result<Value, LowerError> {
+    let fail = |role, source| LowerError {
+        tool: definition.name().to_owned(),
+        provider,
+        role,
+        source,
+    };
+    let strict =
+        options.strict && matches!(provider, Provider::OpenAiChat | Provider::OpenAiResponses);
+    let input = match provider {
+        Provider::Gemini => gemini(definition.input_schema()).map_err(|e| fail("input", e))?,
+        _ if strict => openai_strict(definition.input_schema()).map_err(|e| fail("input", e))?,
+        _ => plain(definition.input_schema()),
+    };
+    let (name, description) = (definition.name(), definition.description());
+    Ok(match provider {
+        Provider::OpenAiChat => {
+            let mut function =
+                json!({"name": name, "description": description, "parameters": input});
+            if strict {
+                function["strict"] = json!(true);
+            }
+            json!({"type": "function", "function": function})
+        }
+        Provider::OpenAiResponses => {
+            let mut tool = json!({
+                "type": "function",
+                "name": name,
+                "description": description,
+                "parameters": input,
+                "strict": strict,
+            });
+            if options.output_schemas {
+                tool["output_schema"] = plain(definition.output_schema());
+            }
+            tool
+        }
+        Provider::Anthropic => {
+            json!({"name": name, "description": description, "input_schema": input})
+        }
+        Provider::Gemini => {
+            let mut declaration = Map::new();
+            declaration.insert("name".into(), json!(name));
+            declaration.insert("description".into(), json!(description));
+            declaration.insert("parameters".into(), input);
+            if options.output_schemas {
+                let output = gemini(definition.output_schema()).map_err(|e| fail("output", e))?;
+                declaration.insert("response".into(), output);
+            }
+            Value::Object(declaration)
+        }
+    })
+}
