@@ -116,17 +116,9 @@ const OPENAI_UNSUPPORTED: [&str; 18] = [
 ];
 
 fn strict_node(schema: &Value, at: &str) -> Result<Value, DialectError> {
-    let Value::Object(map) = schema else {
-        return match schema {
-            Value::Bool(true) => Ok(json!({})),
-            _ => Err(error(
-                "false",
-                at,
-                "a schema that accepts nothing has no strict form",
-            )),
-        };
+    let Some(map) = object_form(schema, at)? else {
+        return Ok(json!({}));
     };
-    let map = merge_all_of(map, at)?;
     let mut out = Map::new();
     let mut folded = Vec::new();
     for (key, value) in &map {
@@ -316,17 +308,9 @@ const GEMINI_KEPT: [&str; 12] = [
 const GEMINI_FORMATS: [&str; 6] = ["enum", "date-time", "int32", "int64", "float", "double"];
 
 fn gemini_node(schema: &Value, at: &str) -> Result<Value, DialectError> {
-    let Value::Object(map) = schema else {
-        return match schema {
-            Value::Bool(true) => Ok(json!({})),
-            _ => Err(error(
-                "false",
-                at,
-                "a schema that accepts nothing has no Gemini form",
-            )),
-        };
+    let Some(map) = object_form(schema, at)? else {
+        return Ok(json!({}));
     };
-    let map = merge_all_of(map, at)?;
     let mut out = Map::new();
     let mut folded = Vec::new();
     let mut nullable = false;
@@ -496,6 +480,20 @@ fn split_null(value: &Value) -> (Vec<String>, bool) {
     )
 }
 
+/// A schema node as one object with its `allOf` merged in; `None` for `true` (no
+/// constraint). `false` accepts nothing, which neither dialect can say.
+fn object_form(schema: &Value, at: &str) -> Result<Option<Map<String, Value>>, DialectError> {
+    match schema {
+        Value::Object(map) => merge_all_of(map, at).map(Some),
+        Value::Bool(true) => Ok(None),
+        _ => Err(error(
+            "false",
+            at,
+            "a schema that accepts nothing cannot be expressed",
+        )),
+    }
+}
+
 /// The members of `allOf` merged into the schema holding it, when no keyword clashes.
 fn merge_all_of(map: &Map<String, Value>, at: &str) -> Result<Map<String, Value>, DialectError> {
     let Some(members) = map.get("allOf") else {
@@ -594,13 +592,33 @@ mod tests {
         });
         let lowered = gemini(&schema).unwrap();
         let n = &lowered["properties"]["n"];
-        assert_eq!((n["type"].clone(), n["nullable"].clone()), (json!("INTEGER"), json!(true)));
+        assert_eq!(
+            (n["type"].clone(), n["nullable"].clone()),
+            (json!("INTEGER"), json!(true))
+        );
         assert_eq!(n["description"], "(exclusiveMinimum: 0; multipleOf: 5)");
         assert_eq!(lowered["properties"]["s"]["enum"], json!(["a@b.c"]));
-        assert_eq!(lowered["properties"]["s"]["description"], "(format: \"email\")");
-        assert_eq!(lowered["properties"]["either"]["anyOf"], json!([{"type": "STRING"}, {"type": "INTEGER"}]));
-        assert_eq!(lowered["properties"]["tuple"]["items"]["anyOf"].as_array().unwrap().len(), 2);
-        assert!(lowered["properties"]["map"]["description"].as_str().unwrap().contains("each value"));
+        assert_eq!(
+            lowered["properties"]["s"]["description"],
+            "(format: \"email\")"
+        );
+        assert_eq!(
+            lowered["properties"]["either"]["anyOf"],
+            json!([{"type": "STRING"}, {"type": "INTEGER"}])
+        );
+        assert_eq!(
+            lowered["properties"]["tuple"]["items"]["anyOf"]
+                .as_array()
+                .unwrap()
+                .len(),
+            2
+        );
+        assert!(
+            lowered["properties"]["map"]["description"]
+                .as_str()
+                .unwrap()
+                .contains("each value")
+        );
 
         let nothing = json!({"type": "object", "properties": {"never": false}});
         assert_eq!(gemini(&nothing).unwrap_err().keyword, "false");
@@ -623,16 +641,26 @@ mod tests {
         });
         let strict = openai_strict(&schema).unwrap();
         assert_eq!(strict["required"], json!(["child", "kind", "name"]));
-        assert_eq!(strict["properties"]["kind"], json!({"type": ["string", "null"], "enum": ["a", "b", null]}));
-        assert_eq!(strict["properties"]["child"], json!({"anyOf": [{"$ref": "#/$defs/Child"}, {"type": "null"}]}));
-        assert_eq!(strict["properties"]["name"], json!({"type": "string", "description": "(minLength: 2)"}));
+        assert_eq!(
+            strict["properties"]["kind"],
+            json!({"type": ["string", "null"], "enum": ["a", "b", null]})
+        );
+        assert_eq!(
+            strict["properties"]["child"],
+            json!({"anyOf": [{"$ref": "#/$defs/Child"}, {"type": "null"}]})
+        );
+        assert_eq!(
+            strict["properties"]["name"],
+            json!({"type": "string", "description": "(minLength: 2)"})
+        );
         assert_eq!(strict["$defs"]["Child"]["additionalProperties"], false);
         assert_eq!(strict["$defs"]["Child"]["required"], json!(["x"]));
     }
 
     #[test]
     fn plain_drops_only_the_schema_url() {
-        let schema = json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"});
+        let schema =
+            json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"});
         assert_eq!(plain(&schema), json!({"type": "object"}));
     }
 }
