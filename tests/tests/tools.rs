@@ -326,6 +326,12 @@ async fn grep_finds_lines_by_file_and_skips_binaries() {
         text(&outcome),
         "Found 2 matches\nsrc/lib.rs:\n  Line 1: pub fn answer() -> u32 {\n\nsrc/main.rs:\n  Line 2:     println!(\"{}\", answer());"
     );
+    let Card::Search(card) = fx.card("grep", json!({"pattern": "answer"})).await else {
+        panic!("not a search card")
+    };
+    assert_eq!((card.query.as_str(), card.total), ("answer", 2));
+    assert_eq!(card.matches[1].path, "src/main.rs");
+    assert_eq!(card.matches[1].line, Some(2));
     let only_lib = fx
         .call("grep", json!({"pattern": "answer", "include": "lib.rs"}))
         .await;
