@@ -85,15 +85,18 @@ impl BashTool {
                 .clamp(1, MAX_TIMEOUT_MS),
         );
         let started = Instant::now();
-        let mut child = tokio::process::Command::new("sh")
+        let mut command = tokio::process::Command::new("sh");
+        command
             .arg("-c")
             .arg(&args.command)
             .current_dir(self.workspace.root())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()?;
+            .stderr(Stdio::piped());
+        // Its own process group, so a timeout can kill everything it started.
+        #[cfg(unix)]
+        command.process_group(0);
+        let mut child = command.spawn()?;
         // Killing the group on drop also covers cancellation: dropping the call's future.
         let group = ProcessGroup(child.id());
         let (stdout, stderr) = (Captured::default(), Captured::default());
