@@ -39,7 +39,10 @@ impl Serialize for Liar {
 
 #[derive(Clone)]
 struct RmcpTools {
-    #[allow(dead_code, reason = "the router rmcp's examples keep; `#[tool_handler]` may build its own")]
+    #[allow(
+        dead_code,
+        reason = "the router rmcp's examples keep; `#[tool_handler]` may build its own"
+    )]
     tool_router: ToolRouter<Self>,
 }
 
@@ -75,14 +78,19 @@ fn describe(is_error: bool, value: Option<&Value>, text: &str) -> String {
     match (is_error, value) {
         (true, _) => format!("error: {}…", text.chars().take(70).collect::<String>()),
         (false, Some(value)) => format!("success, value `{value}`"),
-        (false, None) => format!("success, text `{}`", text.chars().take(40).collect::<String>()),
+        (false, None) => format!(
+            "success, text `{}`",
+            text.chars().take(40).collect::<String>()
+        ),
     }
 }
 
 async fn rmcp_results(calls: &[(&str, Value)]) -> (Vec<String>, Vec<(String, bool)>) {
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
     let server = tokio::spawn(async move {
-        let tools = RmcpTools { tool_router: RmcpTools::tool_router() };
+        let tools = RmcpTools {
+            tool_router: RmcpTools::tool_router(),
+        };
         tools.serve(server_io).await?.waiting().await?;
         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
     });
@@ -105,9 +113,16 @@ async fn rmcp_results(calls: &[(&str, Value)]) -> (Vec<String>, Vec<(String, boo
                     .iter()
                     .find_map(|block| block.as_text().map(|t| t.text.clone()))
                     .unwrap_or_default();
-                describe(result.is_error.unwrap_or(false), result.structured_content.as_ref(), &text)
+                describe(
+                    result.is_error.unwrap_or(false),
+                    result.structured_content.as_ref(),
+                    &text,
+                )
             }
-            Err(error) => format!("error: {}", error.to_string().chars().take(60).collect::<String>()),
+            Err(error) => format!(
+                "error: {}",
+                error.to_string().chars().take(60).collect::<String>()
+            ),
         };
         results.push(shown);
     }
@@ -121,17 +136,29 @@ async fn rmcp_results(calls: &[(&str, Value)]) -> (Vec<String>, Vec<(String, boo
 fn toolprism_registry() -> Registry {
     let add = ToolDef::builder("add")
         .description("Adds two integers.")
-        .handler(|args: AddArgs, _: ToolContext| async move { Ok::<_, ToolError>(args.a + args.b) });
+        .handler(
+            |args: AddArgs, _: ToolContext| async move { Ok::<_, ToolError>(args.a + args.b) },
+        );
     let sensor = ToolDef::builder("read_sensor")
         .description("Reads a sensor.")
-        .handler(|_: Value, _: ToolContext| async { Ok::<_, ToolError>(Reading { value: f64::NAN }) });
+        .handler(|_: Value, _: ToolContext| async {
+            Ok::<_, ToolError>(Reading { value: f64::NAN })
+        });
     let count = ToolDef::builder("count")
         .description("Counts.")
         .handler(|_: Value, _: ToolContext| async { Ok::<_, ToolError>(Liar { count: 3 }) });
     let add_plain = ToolDef::builder("add_plain")
         .description("Adds, returning a plain integer.")
-        .handler(|args: AddArgs, _: ToolContext| async move { Ok::<_, ToolError>(args.a + args.b) });
-    Registry::builder().tool(add).tool(sensor).tool(count).tool(add_plain).build().unwrap()
+        .handler(
+            |args: AddArgs, _: ToolContext| async move { Ok::<_, ToolError>(args.a + args.b) },
+        );
+    Registry::builder()
+        .tool(add)
+        .tool(sensor)
+        .tool(count)
+        .tool(add_plain)
+        .build()
+        .unwrap()
 }
 
 async fn toolprism_results(calls: &[(&str, Value)]) -> (Vec<String>, Vec<(String, bool)>) {
@@ -143,8 +170,14 @@ async fn toolprism_results(calls: &[(&str, Value)]) -> (Vec<String>, Vec<(String
         .collect();
     let mut results = Vec::new();
     for (name, args) in calls {
-        let outcome = registry.dispatch(ToolCall::new("c", *name, args.clone()), Surface::Direct).await;
-        let text: String = outcome.content().iter().filter_map(|b| b.as_text()).collect();
+        let outcome = registry
+            .dispatch(ToolCall::new("c", *name, args.clone()), Surface::Direct)
+            .await;
+        let text: String = outcome
+            .content()
+            .iter()
+            .filter_map(|b| b.as_text())
+            .collect();
         let value = outcome.value().map(|v| v.as_value().clone());
         results.push(describe(outcome.is_error(), value.as_ref(), &text));
     }
@@ -177,7 +210,10 @@ async fn main() {
         println!("| {label} | {ours} | {theirs} |");
     }
     let schema_of = |schemas: &[(String, bool)], name: &str| {
-        schemas.iter().find(|(n, _)| n == name).is_some_and(|(_, has)| *has)
+        schemas
+            .iter()
+            .find(|(n, _)| n == name)
+            .is_some_and(|(_, has)| *has)
     };
     println!(
         "| output schema advertised for a tool returning a plain integer | {} | {} |",
