@@ -1,6 +1,7 @@
-//! The same four tools, written with toolprism and with rmcp (the official Rust MCP SDK),
-//! called with the same arguments; prints what each framework lets through, as a Markdown
-//! table. rmcp is driven through a real client and server over an in-process duplex pipe.
+//! The same four tools, written with toolprism, with rmcp (the official Rust MCP SDK) and with
+//! rig, called with the same arguments; prints what each framework lets through, as a Markdown
+//! table. rmcp is driven through a real client and server over an in-process duplex pipe; rig
+//! through its erased dispatch boundary (`ErasedTool::execute`), the one its agents use.
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -131,6 +132,55 @@ async fn rmcp_results(calls: &[(&str, Value)]) -> (Vec<String>, Vec<(String, boo
     (results, schemas)
 }
 
+// ------------------------------------------------------------------------- rig
+
+/// rig tools are types; one per tool, each with the same body as the others'.
+macro_rules! rig_tool {
+    ($ty:ident, $name:literal, $args:ty, $output:ty, |$a:ident| $body:expr) => {
+        struct $ty;
+        impl rig_core::tool::PortableTool for $ty {
+            const NAME: &'static str = $name;
+            type Args = $args;
+            type Output = $output;
+            type Error = std::convert::Infallible;
+            fn description(&self) -> String {
+                $name.to_owned()
+            }
+            fn parameters(&self) -> Value {
+                serde_json::to_value(schemars::schema_for!($args)).unwrap()
+            }
+            async fn call(&self, $a: $args) -> Result<$output, Self::Error> {
+                Ok($body)
+            }
+        }
+    };
+}
+
+rig_tool!(RigAdd, "add", AddArgs, i64, |args| args.a + args.b);
+rig_tool!(RigSensor, "read_sensor", Value, Reading, |_args| Reading {
+    value: f64::NAN
+});
+rig_tool!(RigCount, "count", Value, Liar, |_args| Liar { count: 3 });
+
+async fn rig_results(calls: &[(&str, Value)]) -> Vec<String> {
+    use rig_core::tool::{ErasedTool, ToolContext};
+    let mut results = Vec::new();
+    for (name, args) in calls {
+        let tool: &dyn ErasedTool = match *name {
+            "add" => &RigAdd,
+            "read_sensor" => &RigSensor,
+            _ => &RigCount,
+        };
+        let result = tool
+            .execute(args.to_string(), &mut ToolContext::new())
+            .await;
+        let output = result.output();
+        let text = output.as_text().map(str::to_owned).unwrap_or_default();
+        results.push(describe(result.is_error(), output.as_json(), &text));
+    }
+    results
+}
+
 // ------------------------------------------------------------------------- toolprism
 
 fn toolprism_registry() -> Registry {
@@ -204,10 +254,11 @@ async fn main() {
     ];
     let (ours, our_schemas) = toolprism_results(&calls).await;
     let (theirs, their_schemas) = rmcp_results(&calls).await;
-    println!("| call | toolprism (this repository) | rmcp 3.11.0 |");
-    println!("|---|---|---|");
-    for ((label, ours), theirs) in labels.iter().zip(&ours).zip(&theirs) {
-        println!("| {label} | {ours} | {theirs} |");
+    let rig = rig_results(&calls).await;
+    println!("| call | toolprism (this repository) | rmcp 3.11.0 | rig-core 0.44.0 |");
+    println!("|---|---|---|---|");
+    for (((label, ours), theirs), rig) in labels.iter().zip(&ours).zip(&theirs).zip(&rig) {
+        println!("| {label} | {ours} | {theirs} | {rig} |");
     }
     let schema_of = |schemas: &[(String, bool)], name: &str| {
         schemas
@@ -216,8 +267,9 @@ async fn main() {
             .is_some_and(|(_, has)| *has)
     };
     println!(
-        "| output schema advertised for a tool returning a plain integer | {} | {} |",
+        "| output schema advertised for a tool returning a plain integer | {} | {} | {} |",
         schema_of(&our_schemas, "add_plain"),
-        schema_of(&their_schemas, "add_plain")
+        schema_of(&their_schemas, "add_plain"),
+        "no such field",
     );
 }
