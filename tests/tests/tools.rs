@@ -409,7 +409,7 @@ async fn a_bash_timeout_kills_the_whole_process_group() {
     // A background grandchild that would outlive a kill of the shell alone.
     let command = "sleep 300 & echo $! > sleeper.pid; echo started; sleep 100";
     let outcome = fx
-        .call("bash", json!({"command": command, "timeout_ms": 500}))
+        .call("bash", json!({"command": command, "timeout_ms": 2_000}))
         .await;
     let value = value(&outcome);
     assert_eq!(value["timed_out"], true);
@@ -417,7 +417,7 @@ async fn a_bash_timeout_kills_the_whole_process_group() {
     assert_eq!(value["stdout"], "started\n");
     assert_eq!(
         text(&outcome),
-        "started\n\nCommand exceeded timeout of 500 ms. Retry with a larger timeout."
+        "started\n\nCommand exceeded timeout of 2000 ms. Retry with a larger timeout."
     );
     let pid = fx.read("sleeper.pid").trim().to_owned();
     // Reaped or a zombie about to be: either way, not running.
