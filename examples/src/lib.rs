@@ -2,4 +2,5 @@
 //! [`tools`] (written as templates to copy), and [`terminal`], a card renderer for terminals.
 
 pub mod terminal;
+pub mod text;
 pub mod tools;

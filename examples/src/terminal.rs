@@ -4,6 +4,8 @@ use std::fmt::Write as _;
 
 use toolprism::{Card, ContentBlock};
 
+pub use crate::text::shorten;
+
 /// One card as a few lines of text. Written against the card kinds, not tool names: any tool
 /// that emits a `search` card is shown by the same arm.
 pub fn card(card: &Card) -> String {
@@ -77,12 +79,4 @@ pub fn content(blocks: &[ContentBlock], max_lines: usize) -> String {
         }
     }
     text
-}
-
-/// `text` cut to `max` characters, marked with `…` when cut.
-pub fn shorten(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
 }

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::content::ContentBlock;
 use crate::store::RetainedOutput;
+use crate::text::{ceil_char_boundary, floor_char_boundary};
 
 /// How much text the model may read of one result, and how big presentation metadata may be.
 ///
@@ -179,20 +180,6 @@ fn tail_cut(text: &str, max_lines: usize, max_bytes: usize) -> usize {
         start = Some(newline + 1);
     }
     start.unwrap_or_else(|| ceil_char_boundary(text, earliest))
-}
-
-fn floor_char_boundary(text: &str, mut at: usize) -> usize {
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
-}
-
-fn ceil_char_boundary(text: &str, mut at: usize) -> usize {
-    while !text.is_char_boundary(at) {
-        at += 1;
-    }
-    at
 }
 
 /// The preview of `text` cut at `cut`: the head, one marker line naming what was left out and

@@ -14,6 +14,7 @@ use crate::content::ContentBlock;
 use crate::lossless::to_lossless_value;
 use crate::meta::{IntoMeta, MetaError};
 use crate::schema::output_schema_for;
+use crate::text::{head, tail};
 
 /// What a UI shows of a tool call or result. Serialized with a `card` tag:
 ///
@@ -266,24 +267,6 @@ pub fn present_result(
 /// Whether `meta` claims to be a card (has a `card` key) but is not a valid one.
 pub(crate) fn is_invalid_card(meta: &Value) -> bool {
     meta.get("card").is_some() && Card::deserialize(meta).is_err()
-}
-
-/// The first `max` bytes of `text`, on a character boundary.
-pub(crate) fn head(text: &str, max: usize) -> &str {
-    let mut end = max.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
-/// The last `max` bytes of `text`, on a character boundary.
-pub(crate) fn tail(text: &str, max: usize) -> &str {
-    let mut start = text.len().saturating_sub(max);
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    &text[start..]
 }
 
 impl TerminalCard {

@@ -2,14 +2,38 @@
 
 /// Cuts `text` to at most `max` bytes on a character boundary, marking the cut with `…`.
 pub(crate) fn truncate(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
+    let kept = head(text, max);
+    if kept.len() == text.len() {
+        kept.to_owned()
+    } else {
+        format!("{kept}…")
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
+}
+
+/// The first `max` bytes of `text`, on a character boundary.
+pub(crate) fn head(text: &str, max: usize) -> &str {
+    &text[..floor_char_boundary(text, max.min(text.len()))]
+}
+
+/// The last `max` bytes of `text`, on a character boundary.
+pub(crate) fn tail(text: &str, max: usize) -> &str {
+    &text[ceil_char_boundary(text, text.len().saturating_sub(max))..]
+}
+
+/// The nearest character boundary at or before `at` (which is at most `text.len()`).
+pub(crate) fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at -= 1;
     }
-    format!("{}…", &text[..end])
+    at
+}
+
+/// The nearest character boundary at or after `at` (which is at most `text.len()`).
+pub(crate) fn ceil_char_boundary(text: &str, mut at: usize) -> usize {
+    while !text.is_char_boundary(at) {
+        at += 1;
+    }
+    at
 }
 
 #[cfg(test)]
@@ -21,5 +45,8 @@ mod tests {
         assert_eq!(truncate("héllo", 2), "h…");
         assert_eq!(truncate("héllo", 3), "hé…");
         assert_eq!(truncate("abc", 3), "abc");
+        assert_eq!(head("héllo", 2), "h");
+        assert_eq!(tail("héllo", 5), "éllo");
+        assert_eq!(tail("héllo", 4), "llo");
     }
 }

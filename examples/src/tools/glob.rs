@@ -7,7 +7,7 @@ use globset::GlobBuilder;
 use toolprism::prelude::*;
 use toolprism::{Card, SearchCard, SearchMatch};
 
-use super::workspace::Workspace;
+use super::workspace::{Workspace, searchable_files};
 
 /// How many paths the text shows.
 pub const PAGE: usize = 100;
@@ -61,11 +61,8 @@ impl GlobTool {
         let workspace = self.workspace.clone();
         let paths = tokio::task::spawn_blocking(move || {
             let mut paths = Vec::new();
-            for entry in ignore::WalkBuilder::new(&dir).require_git(false).build() {
-                let entry = entry.map_err(|error| ToolError::new(error.to_string()))?;
-                if !entry.file_type().is_some_and(|kind| kind.is_file()) {
-                    continue;
-                }
+            for entry in searchable_files(&dir) {
+                let entry = entry?;
                 let relative = entry.path().strip_prefix(&dir).unwrap_or(entry.path());
                 if matcher.is_match(relative) {
                     paths.push(workspace.display(entry.path()));

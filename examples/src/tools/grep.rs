@@ -10,7 +10,8 @@ use grep_searcher::{BinaryDetection, SearcherBuilder, sinks};
 use toolprism::prelude::*;
 use toolprism::{Card, SearchCard, SearchMatch};
 
-use super::workspace::Workspace;
+use super::workspace::{Workspace, searchable_files};
+use crate::text::shorten;
 
 /// How many matches the text shows.
 pub const PAGE: usize = 100;
@@ -98,11 +99,8 @@ impl GrepTool {
                 .build();
             let mut found = Vec::new();
             let mut truncated = false;
-            for entry in ignore::WalkBuilder::new(&root).require_git(false).build() {
-                let entry = entry.map_err(|error| ToolError::new(error.to_string()))?;
-                if !entry.file_type().is_some_and(|kind| kind.is_file()) {
-                    continue;
-                }
+            for entry in searchable_files(&root) {
+                let entry = entry?;
                 if include.as_ref().is_some_and(|glob| {
                     !entry
                         .path()
@@ -157,10 +155,7 @@ impl GrepTool {
                 let _ = writeln!(text, "{}:", found.path);
                 current = Some(&found.path);
             }
-            let line = match found.line.char_indices().nth(MAX_LINE_CHARS) {
-                Some((cut, _)) => format!("{}…", &found.line[..cut]),
-                None => found.line.clone(),
-            };
+            let line = shorten(&found.line, MAX_LINE_CHARS);
             let _ = writeln!(text, "  Line {}: {line}", found.line_number);
         }
         if total > PAGE {

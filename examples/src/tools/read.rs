@@ -11,6 +11,7 @@ use toolprism::prelude::*;
 use toolprism::{Card, ReadCard};
 
 use super::workspace::Workspace;
+use crate::text::shorten_with;
 
 /// The most lines one read returns.
 pub const MAX_LINES: u64 = 2_000;
@@ -162,10 +163,7 @@ impl ReadTool {
             } => {
                 let mut text = format!("<path>{path}</path>\n<type>file</type>\n<content>\n");
                 for line in lines {
-                    let shown = match line.text.char_indices().nth(MAX_LINE_CHARS) {
-                        Some((cut, _)) => format!("{}… (line cut)", &line.text[..cut]),
-                        None => line.text.clone(),
-                    };
+                    let shown = shorten_with(&line.text, MAX_LINE_CHARS, "… (line cut)");
                     let _ = writeln!(text, "{}: {shown}", line.number);
                 }
                 text.push_str("</content>\n");

@@ -112,6 +112,19 @@ impl Workspace {
     }
 }
 
+/// The files below `dir` that `.gitignore` (in or out of a git repository) and the hidden-file
+/// rule do not exclude, in walk order: what `glob` and `grep` search.
+pub fn searchable_files(dir: &Path) -> impl Iterator<Item = Result<ignore::DirEntry, ToolError>> {
+    ignore::WalkBuilder::new(dir)
+        .require_git(false)
+        .build()
+        .filter_map(|entry| match entry {
+            Ok(entry) if entry.file_type().is_some_and(|kind| kind.is_file()) => Some(Ok(entry)),
+            Ok(_) => None,
+            Err(error) => Some(Err(ToolError::new(error.to_string()))),
+        })
+}
+
 fn outside(path: &str, root: &Path) -> ToolError {
     ToolError::new(format!(
         "`{path}` is outside the workspace `{}`: use a path inside it, relative to it",
