@@ -242,9 +242,13 @@ pub(crate) fn pascal_case(ident: &Ident) -> String {
         .collect()
 }
 
-/// The unit struct `#[tool]` generates for a free function: its name in `PascalCase`, when that
-/// is an identifier distinct from the function's.
-pub(crate) fn struct_ident(fn_ident: &Ident) -> Option<Ident> {
+/// The unit struct `#[tool]` generates for a free function: the `struct_name` option, or the
+/// function's name in `PascalCase` when that is an identifier distinct from the function's.
+pub(crate) fn struct_ident(tool: &ToolFn) -> Option<Ident> {
+    if let Some(name) = &tool.attr.struct_name {
+        return name.parse::<Ident>().ok();
+    }
+    let fn_ident = &tool.sig.ident;
     let name = pascal_case(fn_ident);
     let ident = syn::parse_str::<Ident>(&name).ok()?;
     (ident != *fn_ident).then(|| Ident::new(&name, fn_ident.span()))

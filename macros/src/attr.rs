@@ -7,7 +7,7 @@ use syn::{Attribute, LitStr, Path};
 
 use crate::errors::Errors;
 
-const TOOL_OPTIONS: &str = "`name`, `description`, `render`, `meta`, `crate`";
+const TOOL_OPTIONS: &str = "`name`, `description`, `render`, `meta`, `struct_name`, `crate`";
 const ARG_OPTIONS: &str = "`description`";
 
 /// The options of one `#[tool(...)]`.
@@ -17,6 +17,8 @@ pub(crate) struct ToolAttr {
     pub(crate) description: Option<LitStr>,
     pub(crate) render: Option<Path>,
     pub(crate) meta: Option<Path>,
+    /// The name of the generated unit struct, instead of the function's name in `PascalCase`.
+    pub(crate) struct_name: Option<LitStr>,
     pub(crate) krate: Option<Path>,
 }
 
@@ -51,7 +53,15 @@ fn parse_tool_option(
         errors.push(meta.error(format!("expected one of {TOOL_OPTIONS}")));
         return skip_value(meta);
     };
-    let known = ["name", "description", "render", "meta", "crate"].contains(&key.as_str());
+    let known = [
+        "name",
+        "description",
+        "render",
+        "meta",
+        "struct_name",
+        "crate",
+    ]
+    .contains(&key.as_str());
     if known && !meta.input.peek(syn::Token![=]) {
         errors.push(meta.error(format!("expected `{key} = ...`")));
         return skip_value(meta);
@@ -61,6 +71,17 @@ fn parse_tool_option(
         "description" => set(&mut attr.description, meta.value()?.parse()?, meta, errors),
         "render" => set(&mut attr.render, meta.value()?.parse()?, meta, errors),
         "meta" => set(&mut attr.meta, meta.value()?.parse()?, meta, errors),
+        "struct_name" => {
+            let literal: LitStr = meta.value()?.parse()?;
+            if literal.parse::<syn::Ident>().is_ok() {
+                set(&mut attr.struct_name, literal, meta, errors);
+            } else {
+                errors.push_spanned(
+                    &literal,
+                    "`struct_name` must be an identifier, e.g. `struct_name = \"ReadTool\"`",
+                );
+            }
+        }
         "crate" => {
             let literal: LitStr = meta.value()?.parse()?;
             match literal.parse::<Path>() {

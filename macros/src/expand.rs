@@ -4,13 +4,13 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
-use syn::{Ident, ItemFn, Path, Signature};
+use syn::{Ident, ItemFn, Path, Signature, Visibility};
 
-use crate::ast::{ArgsForm, Input, Output, ToolFn, struct_ident};
+use crate::ast::{ArgsForm, Input, Output, ToolFn, struct_ident, unraw};
 use crate::attr::{is_param_helper, parse_tool_attr};
 use crate::errors::Errors;
 use crate::fallback;
-use crate::valid::{Site, check};
+use crate::valid::{Site, check, hides_prelude};
 
 /// `#[tool]` on a free function.
 pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -23,7 +23,8 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     strip_param_helpers(&mut item.sig);
     check(&tool, Site::Free, &mut errors);
     let krate = crate_path(tool.attr.krate.as_ref());
-    let struct_ident = struct_ident(&item.sig.ident);
+    // No stand-in for a name that would hide the prelude: that is the error being reported.
+    let struct_ident = struct_ident(&tool).filter(|ident| !hides_prelude(&ident.to_string()));
     let Some(struct_ident) = struct_ident.clone().filter(|_| errors.is_empty()) else {
         return fallback::tool_fn(&item, struct_ident.as_ref(), &krate, errors);
     };
@@ -31,26 +32,100 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     let args_ident = format_ident!("{}Args", struct_ident);
     let args_struct = args_struct(&tool, &args_ident, &krate);
     let def = tool_def(&tool, &args_ident, &krate, &Callee::Free);
-    let vis = &item.vis;
     let doc = format!(
-        "The `{}` tool, made by `#[tool]` from [`{}`](fn@{}). Register it with `Registry::builder().tool({struct_ident})`.",
+        "The `{}` tool, made by `#[tool]` from [`{}`](fn@super::{}). Register it with `Registry::builder().tool({struct_ident})`.",
         tool.tool_name(),
         item.sig.ident,
         item.sig.ident,
     );
+    let unit = UnitStruct::new(&item, &struct_ident);
+    let declaration = unit.declaration(&doc);
+    let path = unit.path();
+    // `#struct_ident` resolves to the glob-imported struct unless an item of the same name in
+    // this scope hides it; then this fails, with the message on `GeneratedTool`.
+    let ident_here = Ident::new(&struct_ident.to_string(), Span::call_site());
     quote! {
         #item
 
-        #[doc = #doc]
-        #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
-        #vis struct #struct_ident;
+        #declaration
 
         #args_struct
 
         #[automatically_derived]
-        impl #krate::__private::IntoToolDef for #struct_ident {
+        impl #krate::__private::IntoToolDef for #path {
             fn into_tool_def(self) -> #krate::__private::ToolDef {
                 #def
+            }
+        }
+
+        #[automatically_derived]
+        #[diagnostic::do_not_recommend]
+        impl #krate::__private::GeneratedTool for #path {}
+
+        const _: () = #krate::__private::assert_generated_tool::<#ident_here>();
+    }
+}
+
+/// The unit struct of a free function. It is declared in a hidden module and glob-imported,
+/// so that an item of the same name in the user's scope hides it (a glob import gives way to
+/// an explicit item) instead of clashing with it in a cascade of errors: the assertion after it
+/// then reports the collision once, and says how to rename the struct.
+pub(crate) struct UnitStruct<'a> {
+    item: &'a ItemFn,
+    ident: &'a Ident,
+    module: Ident,
+}
+
+impl<'a> UnitStruct<'a> {
+    pub(crate) fn new(item: &'a ItemFn, ident: &'a Ident) -> Self {
+        let module = format_ident!("__toolprism_tool_{}", unraw(&item.sig.ident));
+        Self {
+            item,
+            ident,
+            module,
+        }
+    }
+
+    /// The hidden module declaring the struct, and the glob import that brings it in scope.
+    pub(crate) fn declaration(&self, doc: &str) -> TokenStream {
+        let Self { ident, module, .. } = self;
+        let vis = &self.item.vis;
+        let inner = inner_visibility(vis);
+        quote! {
+            #[doc(hidden)]
+            mod #module {
+                #[doc = #doc]
+                #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
+                #inner struct #ident;
+            }
+            #[allow(unused_imports)]
+            #vis use #module::*;
+        }
+    }
+
+    /// The path that names the struct whatever hides it in the user's scope.
+    pub(crate) fn path(&self) -> TokenStream {
+        let Self { ident, module, .. } = self;
+        quote!(#module::#ident)
+    }
+}
+
+/// The visibility of the struct inside its module, so that the glob import can re-export it
+/// as far as the function is visible.
+fn inner_visibility(vis: &Visibility) -> TokenStream {
+    match vis {
+        Visibility::Inherited => quote!(pub(super)),
+        Visibility::Public(_) => quote!(pub),
+        Visibility::Restricted(restricted) => {
+            let path = &restricted.path;
+            let first = path
+                .segments
+                .first()
+                .map(|segment| segment.ident.to_string());
+            match first.as_deref() {
+                Some("self") => quote!(pub(super)),
+                Some("super") => quote!(pub(in super::#path)),
+                _ => quote!(#vis),
             }
         }
     }
@@ -271,6 +346,10 @@ mod tests {
         assert!(expanded.contains("compile_error"), "{expanded}");
         assert!(expanded.contains("fn add (a : i64)"), "{expanded}");
         assert!(expanded.contains("struct Add ;"), "{expanded}");
+        assert!(
+            expanded.contains("use __toolprism_tool_add :: *"),
+            "{expanded}"
+        );
         assert!(
             !expanded.contains("# [arg]"),
             "helper attributes are stripped: {expanded}"

@@ -7,6 +7,7 @@ use quote::quote;
 use syn::{Ident, ItemFn, Path};
 
 use crate::errors::Errors;
+use crate::expand::UnitStruct;
 
 pub(crate) fn not_a_function(item: TokenStream) -> TokenStream {
     let error = syn::Error::new_spanned(
@@ -28,10 +29,12 @@ pub(crate) fn tool_fn(
     let stand_in = struct_ident
         .filter(|_| item.sig.receiver().is_none())
         .map(|struct_ident| {
-            let vis = &item.vis;
+            let unit = UnitStruct::new(item, struct_ident);
+            let declaration = unit.declaration("A stand-in: `#[tool]` reported errors.");
+            let path = unit.path();
             quote! {
-                #vis struct #struct_ident;
-                impl #krate::__private::IntoToolDef for #struct_ident {
+                #declaration
+                impl #krate::__private::IntoToolDef for #path {
                     fn into_tool_def(self) -> #krate::__private::ToolDef {
                         ::core::unreachable!()
                     }

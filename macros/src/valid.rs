@@ -208,10 +208,15 @@ fn check_name_and_description(tool: &ToolFn, site: Site, errors: &mut Errors) {
             );
         }
     }
-    if site == Site::Free && struct_ident(&tool.sig.ident).is_none() {
+    if site == Site::Free {
+        check_struct_name(tool, errors);
+    }
+    if site == Site::Toolset
+        && let Some(struct_name) = &tool.attr.struct_name
+    {
         errors.push_spanned(
-            &tool.sig.ident,
-            "`#[tool]` generates a unit struct named after the function in PascalCase, so the function needs a snake_case name",
+            struct_name,
+            "`struct_name` names the unit struct of a free function; a `#[toolset]` method has none",
         );
     }
     if site == Site::Toolset
@@ -221,6 +226,75 @@ fn check_name_and_description(tool: &ToolFn, site: Site, errors: &mut Errors) {
             krate.span(),
             "inside `#[toolset]`, set `crate = \"...\"` on `#[toolset]` itself",
         ));
+    }
+}
+
+/// Names of the Rust prelude a glob-imported struct would hide in the user's module.
+const PRELUDE: &[&str] = &[
+    "AsMut",
+    "AsRef",
+    "Box",
+    "Clone",
+    "Copy",
+    "Default",
+    "DoubleEndedIterator",
+    "Drop",
+    "Eq",
+    "Err",
+    "ExactSizeIterator",
+    "Extend",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "From",
+    "FromIterator",
+    "Future",
+    "Into",
+    "IntoFuture",
+    "IntoIterator",
+    "Iterator",
+    "None",
+    "Ok",
+    "Option",
+    "Ord",
+    "PartialEq",
+    "PartialOrd",
+    "Result",
+    "Send",
+    "Sized",
+    "Some",
+    "String",
+    "Sync",
+    "ToOwned",
+    "ToString",
+    "TryFrom",
+    "TryInto",
+    "Unpin",
+    "Vec",
+];
+
+/// Whether a struct of this name would hide a name of the Rust prelude.
+pub(crate) fn hides_prelude(name: &str) -> bool {
+    PRELUDE.contains(&name)
+}
+
+fn check_struct_name(tool: &ToolFn, errors: &mut Errors) {
+    let Some(ident) = struct_ident(tool) else {
+        errors.push_spanned(
+            &tool.sig.ident,
+            "`#[tool]` generates a unit struct named after the function in PascalCase, so the function needs a snake_case name (or set `struct_name = \"...\"`)",
+        );
+        return;
+    };
+    let name = ident.to_string();
+    if hides_prelude(&name) {
+        let message = format!(
+            "`#[tool]` would generate a unit struct `{name}` here, hiding the prelude's `{name}` in this module; name it with `#[tool(struct_name = \"{name}Tool\")]`"
+        );
+        match &tool.attr.struct_name {
+            Some(literal) => errors.push_spanned(literal, message),
+            None => errors.push_spanned(&tool.sig.ident, message),
+        }
     }
 }
 

@@ -5,6 +5,8 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::depth::{TooDeep, check_depth, dispose_checked};
+
 /// Where a call comes from, which decides which projections it gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -39,7 +41,7 @@ pub struct ToolCall {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-enum CallArgs {
+pub(crate) enum CallArgs {
     Json(Value),
     Raw(String),
 }
@@ -77,27 +79,36 @@ impl ToolCall {
         &self.name
     }
 
-    pub(crate) fn shared_id(&self) -> Arc<str> {
-        self.id.clone()
-    }
-
-    /// The arguments for the session log: the JSON, or the raw text if it does not parse.
-    pub(crate) fn logged_args(&self) -> (Option<Value>, Option<String>) {
+    /// The arguments for the session log: the JSON, or the raw text when it does not parse
+    /// into JSON within the depth limit. `Err` for JSON arguments nested too deep to log.
+    pub(crate) fn logged_args(&self) -> Result<(Option<Value>, Option<String>), TooDeep> {
         match &self.args {
-            CallArgs::Json(value) => (Some(value.clone()), None),
-            CallArgs::Raw(text) => match serde_json::from_str(text) {
-                Ok(value) => (Some(value), None),
-                Err(_) => (None, Some(text.clone())),
+            CallArgs::Json(value) => {
+                check_depth(value)?;
+                Ok((Some(value.clone()), None))
+            }
+            CallArgs::Raw(text) => match serde_json::from_str::<Value>(text) {
+                Ok(value) if check_depth(&value).is_ok() => Ok((Some(value), None)),
+                // Logged as the text the provider sent, which is faithful at any depth.
+                Ok(value) => {
+                    dispose_checked(value);
+                    Ok((None, Some(text.clone())))
+                }
+                Err(_) => Ok((None, Some(text.clone()))),
             },
         }
     }
 
-    /// The arguments as JSON, parsing raw text if needed.
-    pub(crate) fn into_args(self) -> Result<Value, serde_json::Error> {
-        match self.args {
-            CallArgs::Json(value) => Ok(value),
-            CallArgs::Raw(text) => serde_json::from_str(&text),
+    /// Drops the call, taking over-deep arguments apart without recursion.
+    pub(crate) fn dispose(self) {
+        if let CallArgs::Json(value) = self.args {
+            dispose_checked(value);
         }
+    }
+
+    /// The call's parts: id, name, arguments.
+    pub(crate) fn into_parts(self) -> (Arc<str>, String, CallArgs) {
+        (self.id, self.name, self.args)
     }
 }
 

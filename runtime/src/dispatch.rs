@@ -2,7 +2,7 @@
 //! around the body, normalization of every value into a frozen canonical value and its
 //! projections, then post-execute policies.
 //!
-//! Numbers in comments refer to the steps of the pipeline in `DESIGN.md`.
+//! Numbers in comments refer to the steps of the pipeline in the README.
 
 use std::sync::Arc;
 
@@ -10,20 +10,21 @@ use serde_json::Value;
 use tracing::Instrument as _;
 
 use crate::bound::{BoundLimits, meta_fits, oversized_text, preview_of, replace_text};
-use crate::call::{Surface, ToolCall, ToolContext};
+use crate::call::{CallArgs, Surface, ToolCall, ToolContext};
 use crate::content::ContentBlock;
+use crate::depth::{self, Shape};
 use crate::error::{FailureError, codes};
 use crate::meta::MetaError;
 use crate::outcome::{DispatchToken, ToolFailure, ToolOutcome, ToolSuccess};
-use crate::panic::{CatchUnwind, catch};
+use crate::panic::{catch, contain};
 use crate::policy::{
     Approval, ApprovalRequest, Approver, PostAction, PostExecutePolicy, PreDecision,
     PreExecutePolicy,
 };
 use crate::registry::{RegisteredTool, Snapshot, ToolTable};
-use crate::schema::describe_violations;
-use crate::store::{FsOutputStore, ToolOutputStore};
-use crate::text::truncate;
+use crate::schema::{coerce_integral_floats, describe_violations, strip_refused_nulls};
+use crate::store::{FsOutputStore, RetainError, ToolOutputStore};
+use crate::text::printable;
 use crate::tool::{BodyError, BoxFuture};
 use crate::value::FrozenValue;
 use crate::wrap::{ExecuteCall, Executed, Next, Wrapper};
@@ -67,11 +68,24 @@ pub(crate) struct Chain {
 pub(crate) async fn dispatch(snapshot: &Snapshot, call: ToolCall, surface: Surface) -> ToolOutcome {
     let span = tracing::debug_span!(
         "tool_dispatch",
-        tool = %truncate(call.name(), MAX_ECHOED_NAME),
-        call_id = %truncate(call.id(), MAX_ECHOED_NAME),
+        tool = %printable(call.name(), MAX_ECHOED_NAME),
+        call_id = %printable(call.id(), MAX_ECHOED_NAME),
         ?surface,
     );
-    let outcome = run(snapshot, call, surface).instrument(span.clone()).await;
+    // The last line of defence: a panic in the pipeline itself (a bug here or in a
+    // dependency) is a failure too. User code is contained closer to where it runs.
+    let run = Box::pin(run(snapshot, call, surface).instrument(span.clone()));
+    let outcome = match contain(|| run).await {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            tracing::error!(panic, "the dispatch pipeline panicked");
+            failure(FailureError::coded(
+                "InternalError",
+                codes::INTERNAL_ERROR,
+                format!("The call failed because of a bug in the tool runtime: {panic}"),
+            ))
+        }
+    };
     span.in_scope(|| match &outcome {
         ToolOutcome::Failure(failure) => {
             tracing::debug!(code = failure.error.code(), "tool call failed");
@@ -82,6 +96,11 @@ pub(crate) async fn dispatch(snapshot: &Snapshot, call: ToolCall, surface: Surfa
 }
 
 async fn run(snapshot: &Snapshot, call: ToolCall, surface: Surface) -> ToolOutcome {
+    let (id, name, args) = call.into_parts();
+    // Measured before anything else touches them: an over-deep value is taken apart here,
+    // without recursion, whatever happens to the call next.
+    let args = measured_args(args);
+
     if let Some(reason) = &snapshot.refusal {
         return failure(FailureError::coded(
             "ToolsDisabled",
@@ -91,26 +110,27 @@ async fn run(snapshot: &Snapshot, call: ToolCall, surface: Surface) -> ToolOutco
     }
 
     // 1. Resolve the name in this snapshot.
-    let Some(tool) = snapshot.table.get(call.name()) else {
-        return failure(unknown_tool(&snapshot.table, call.name()));
+    let Some(tool) = snapshot.table.get(&name) else {
+        return failure(unknown_tool(&snapshot.table, &name));
     };
-    let id = call.shared_id();
 
-    // 3. Validate the arguments before anything else sees them. (Before the pre-execute policy,
-    //    unlike DESIGN.md's numbering: a policy, and a human asked to approve, should judge
-    //    well-formed arguments.)
-    let args = match call.into_args() {
-        Ok(args) => args,
-        Err(error) => {
-            return failure(input_error(
-                tool,
-                &format!("- the arguments are not valid JSON: {error}"),
-            ));
-        }
+    // 2. Validate the arguments before anything else sees them, so that policies (and a
+    //    human asked to approve) judge well-formed arguments.
+    let (mut args, shape) = match args {
+        Ok(measured) => measured,
+        Err(problem) => return failure(input_error(tool, &format!("- {problem}"))),
     };
+    let schema = tool.definition.input_schema();
     if !tool.input.is_valid(&args) {
-        let violations = describe_violations(&tool.input, &args);
-        return failure(input_error(tool, &violations));
+        // `null` for an optional property is how strict-mode models leave it out.
+        let stripped = shape.null && strip_refused_nulls(schema, tool.input_draft_07, &mut args);
+        if !(stripped && tool.input.is_valid(&args)) {
+            let violations = describe_violations(&tool.input, &args);
+            return failure(input_error(tool, &violations));
+        }
+    }
+    if shape.integral_float {
+        coerce_integral_floats(schema, tool.input_draft_07, &mut args);
     }
     let call = ExecuteCall {
         id,
@@ -119,12 +139,12 @@ async fn run(snapshot: &Snapshot, call: ToolCall, surface: Surface) -> ToolOutco
         surface,
     };
 
-    // 2. Pre-execute policies.
+    // 3. Pre-execute policies.
     if let Err(error) = pre_execute(&snapshot.stages, &call).await {
         return failure(error);
     }
 
-    // 4–9. Wrappers around the body; every success they hand back is normalized.
+    // 4–7. Wrappers around the body; every success they hand back is normalized.
     let chain = Arc::new(Chain {
         stages: snapshot.stages.clone(),
         tool: tool.clone(),
@@ -133,16 +153,42 @@ async fn run(snapshot: &Snapshot, call: ToolCall, surface: Surface) -> ToolOutco
     });
     let outcome = run_chain(chain.clone(), 0).await;
 
-    // 10. Post-execute policies.
+    // 8. Post-execute policies.
     let outcome = post_execute(&chain, outcome);
 
-    // 11. Bound what the model reads. Last, so that a tool's own render limits and every
-    //     policy have run, whatever their registration order. Nested calls never reach model
-    //     context and are not bounded.
+    // 9. Bound what the model reads. Last, so that a tool's own render limits and every
+    //    policy have run, whatever their registration order. Nested calls never reach model
+    //    context and are not bounded.
     if surface == Surface::Direct {
         return bound(&chain, outcome).await;
     }
     outcome
+}
+
+/// The arguments as JSON within [`MAX_DEPTH`](crate::depth::MAX_DEPTH), with their shape; or
+/// why not, the value already disposed of.
+fn measured_args(args: CallArgs) -> Result<(Value, Shape), String> {
+    let value = match args {
+        CallArgs::Json(value) => value,
+        CallArgs::Raw(text) => match serde_json::from_str(&text) {
+            Ok(value) => value,
+            // serde_json stops at 128 levels; say it in this crate's terms.
+            Err(error) if error.to_string().starts_with("recursion limit exceeded") => {
+                return Err(format!(
+                    "the arguments nest deeper than {} levels of arrays and objects",
+                    crate::depth::MAX_DEPTH
+                ));
+            }
+            Err(error) => return Err(format!("the arguments are not valid JSON: {error}")),
+        },
+    };
+    match depth::inspect(&value) {
+        Ok(shape) => Ok((value, shape)),
+        Err(error) => {
+            depth::dispose(value);
+            Err(format!("the arguments nest {error}"))
+        }
+    }
 }
 
 /// Replaces oversized text by a preview, after retaining it in full. If it cannot be retained,
@@ -154,12 +200,14 @@ async fn bound(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
             return outcome;
         };
         let name = chain.tool.name();
-        match chain
-            .stages
-            .store
-            .retain(&chain.call.id, name, &texts)
+        let retained = contain(|| chain.stages.store.retain(&chain.call.id, name, &texts))
             .await
-        {
+            .unwrap_or_else(|panic| {
+                Err(RetainError(std::io::Error::other(format!(
+                    "the store panicked: {panic}"
+                ))))
+            });
+        match retained {
             Ok(retained) => preview_of(&texts, &retained, limits),
             Err(error) => {
                 tracing::warn!(tool = name, %error, "output not retained");
@@ -188,7 +236,8 @@ pub(crate) fn run_chain(chain: Arc<Chain>, index: usize) -> BoxFuture<'static, T
             chain: chain.clone(),
             index: index + 1,
         };
-        match CatchUnwind::new(wrapper.wrap(chain.call.clone(), next)).await {
+        let call = chain.call.clone();
+        match contain(|| wrapper.wrap(call, next)).await {
             Ok(executed) => settle(&chain, executed),
             Err(panic) => {
                 tracing::warn!(
@@ -198,7 +247,7 @@ pub(crate) fn run_chain(chain: Arc<Chain>, index: usize) -> BoxFuture<'static, T
                     "wrapper panicked"
                 );
                 failure(FailureError::coded(
-                    "ToolPanic",
+                    "PolicyFailed",
                     codes::POLICY_FAILED,
                     format!(
                         "Tool `{}` failed unexpectedly (a wrapper panicked): {panic}",
@@ -219,7 +268,10 @@ fn settle(chain: &Chain, executed: Executed) -> ToolOutcome {
         }
         Executed::Outcome(ToolOutcome::Success(success)) => success.value,
         Executed::Outcome(failure) => return failure,
-        Executed::Value(value) => FrozenValue::freeze(value),
+        Executed::Value(value) => match chain.freeze(value) {
+            Ok(value) => value,
+            Err(error) => return failure(error),
+        },
     };
     chain.normalize(value)
 }
@@ -227,10 +279,10 @@ fn settle(chain: &Chain, executed: Executed) -> ToolOutcome {
 async fn run_body(chain: &Chain) -> ToolOutcome {
     let Chain { tool, call, .. } = chain;
     let cx = ToolContext::new(call.id.clone(), call.name.clone(), call.surface);
-    let value = match CatchUnwind::new(tool.handler.call(&call.args, cx)).await {
+    let value = match contain(|| tool.handler.call(&call.args, cx)).await {
         Ok(Ok(value)) => value,
-        Ok(Err(BodyError::Input(error))) => {
-            return failure(input_error(tool, &format!("- {error}")));
+        Ok(Err(BodyError::Input(why))) => {
+            return failure(input_error(tool, &format!("- {why}")));
         }
         Ok(Err(BodyError::Failed(error))) => return failure(error.into_failure_error()),
         Ok(Err(BodyError::Output(error))) => {
@@ -257,6 +309,21 @@ async fn run_body(chain: &Chain) -> ToolOutcome {
 impl Chain {
     fn limits(&self) -> &BoundLimits {
         self.tool.limits.as_ref().unwrap_or(&self.stages.limits)
+    }
+
+    /// A value a wrapper or a policy made, frozen once it is known to be within the depth
+    /// limit; one that is not is taken apart without recursion.
+    fn freeze(&self, value: Value) -> Result<FrozenValue, FailureError> {
+        match depth::check_depth(&value) {
+            Ok(()) => Ok(FrozenValue::freeze(value)),
+            Err(error) => {
+                depth::dispose(value);
+                Err(output_error(
+                    &self.tool,
+                    &format!("its value nests {error}"),
+                ))
+            }
+        }
     }
 
     fn normalize(&self, value: FrozenValue) -> ToolOutcome {
@@ -319,7 +386,7 @@ async fn pre_execute(stages: &Stages, call: &ExecuteCall) -> Result<(), FailureE
             call: call.clone(),
             question,
         };
-        match CatchUnwind::new(approver.approve(request)).await {
+        match contain(|| approver.approve(request)).await {
             Ok(Approval::Approved) => {}
             Ok(Approval::Refused { reason }) => {
                 return Err(refused(reason.as_deref().unwrap_or("the user said no")));
@@ -364,7 +431,10 @@ fn post_execute(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
                 *outcome.content_mut() = content;
                 outcome
             }
-            PostAction::ReplaceValue(value) => chain.normalize(FrozenValue::freeze(value)),
+            PostAction::ReplaceValue(value) => match chain.freeze(value) {
+                Ok(value) => chain.normalize(value),
+                Err(error) => failure(error),
+            },
             PostAction::Block(message) => failure(FailureError::coded(
                 "ToolBlocked",
                 codes::BLOCKED_BY_POLICY,
@@ -394,10 +464,15 @@ fn normalize(
         ));
     }
 
-    let projected = tool
-        .handler
-        .project(args, &value, surface == Surface::Direct)
-        .map_err(|problem| output_error(tool, &problem))?;
+    // Deserializing the value back, rendering, projecting meta and dropping what they made all
+    // run user code.
+    let projected = catch(|| {
+        tool.handler
+            .project(args, &value, surface == Surface::Direct)
+    })
+    .map_err(|panic| format!("its projections panicked: {panic}"))
+    .and_then(|projected| projected)
+    .map_err(|problem| output_error(tool, &problem))?;
     let content = match projected.content {
         None => default_render(&value),
         Some(Ok(content)) => content,
@@ -457,7 +532,7 @@ fn unknown_tool(table: &ToolTable, name: &str) -> FailureError {
         codes::UNKNOWN_TOOL,
         format!(
             "Unknown tool `{}`. Available tools: {available}.",
-            truncate(name, MAX_ECHOED_NAME)
+            printable(name, MAX_ECHOED_NAME)
         ),
     )
 }

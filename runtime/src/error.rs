@@ -32,6 +32,9 @@ pub mod codes {
     /// The output was too big for the model and its full text could not be retained, so no
     /// lossy preview was published.
     pub const OUTPUT_NOT_RETAINED: &str = "OUTPUT_NOT_RETAINED";
+    /// The pipeline itself failed (a bug in toolprism or a dependency); the panic was
+    /// contained.
+    pub const INTERNAL_ERROR: &str = "INTERNAL_ERROR";
 }
 
 /// The failure a tool body returns: one message for the model, and optionally a class

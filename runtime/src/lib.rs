@@ -5,6 +5,7 @@ mod bound;
 mod call;
 mod card;
 mod content;
+pub mod depth;
 mod dispatch;
 mod error;
 mod lossless;
@@ -42,8 +43,9 @@ pub use registry::{
     is_valid_tool_name,
 };
 pub use session::{
-    CallEvent, LOG_FORMAT_VERSION, LogContents, LogOptions, LogProblem, NestedEvent, OpenReport,
-    RecordError, ReplayedCall, ReplayedResult, ResultEvent, SessionEvent, SessionLog, replay,
+    CallEvent, LOG_FORMAT_VERSION, LogContents, LogOptions, LogProblem, MAX_EVENT_BYTES,
+    NestedEvent, OpenReport, RecordError, ReplayedCall, ReplayedResult, ResultEvent, SessionEvent,
+    SessionLog, replay,
 };
 pub use store::{
     CleanupReport, FsOutputStore, RetainError, RetainedOutput, RetentionRule, ToolOutputStore,
@@ -114,6 +116,7 @@ pub use wrap::{ExecuteCall, Executed, Next, Wrapper};
 /// | `description = "..."` | what the model is told (default: the doc comment; one is required) |
 /// | `render = path` | `fn(&Args, &T) -> impl IntoContent`: what the model sees |
 /// | `meta = path` | `fn(&Args, &T) -> impl IntoMeta`: presentation metadata, direct calls only |
+/// | `struct_name = "..."` | the generated unit struct (default: the function's name in `PascalCase`); the args struct becomes `{struct_name}Args` |
 /// | `crate = "path"` | where the `toolprism` crate is, if renamed |
 ///
 /// # What it expands to, roughly
@@ -121,9 +124,10 @@ pub use wrap::{ExecuteCall, Executed, Next, Wrapper};
 /// The function stays as written (minus the `#[arg]` helpers), and beside it:
 ///
 /// ```text
-/// pub struct Add;                                   // unit struct, PascalCase of the fn name
+/// mod __toolprism_tool_add { pub struct Add; }      // unit struct, PascalCase of the fn name,
+/// pub use __toolprism_tool_add::*;                  //   glob-imported (see below)
 /// pub struct AddArgs { pub a: i64, pub b: i64 }     // parameter-list form only
-/// impl IntoToolDef for Add {
+/// impl IntoToolDef for __toolprism_tool_add::Add {
 ///     fn into_tool_def(self) -> ToolDef {
 ///         ToolDef::builder("add")
 ///             .description("Adds two integers.")
@@ -138,6 +142,12 @@ pub use wrap::{ExecuteCall, Executed, Next, Wrapper};
 /// Every path goes through `::toolprism::__private`, so shadowed prelude names do not
 /// matter. When something is wrong, the function is still emitted with every problem
 /// reported at once, each on the offending token.
+///
+/// The unit struct is glob-imported so that an item of the same name already in scope (your
+/// `enum FileAction` beside `fn file_action`) hides it instead of clashing with it: the
+/// expansion then fails once, saying that the name is taken and that `struct_name = "..."`
+/// renames the struct. A name that would hide the prelude (`fn string` → `String`) is refused
+/// the same way.
 pub use toolprism_macros::tool;
 
 /// Turns the `#[tool]` methods of an impl block into a set of tools that share the state.
@@ -198,6 +208,18 @@ pub mod __private {
     pub fn into_tool_error<E: IntoToolError>(error: E) -> ToolError {
         error.into()
     }
+
+    /// Implemented by the unit struct `#[tool]` generates, and by nothing else.
+    #[diagnostic::on_unimplemented(
+        message = "`{Self}` here is not the unit struct `#[tool]` generated: another item of that name hides it",
+        label = "`#[tool]` generates a unit struct of this name",
+        note = "rename the generated struct with `#[tool(struct_name = \"...\")]`, or rename the other item"
+    )]
+    pub trait GeneratedTool {}
+
+    /// Fails to compile, with the message of [`GeneratedTool`], when the name `#[tool]` gave its
+    /// struct resolves to something else.
+    pub const fn assert_generated_tool<T: GeneratedTool>() {}
 
     /// The bound on a tool body's error type.
     #[diagnostic::on_unimplemented(

@@ -10,6 +10,8 @@ use std::fmt;
 use serde::ser::{self, Serialize};
 use serde_json::{Map, Number, Value};
 
+use crate::depth::MAX_DEPTH;
+
 /// Why a value could not be snapshotted as JSON without changing it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{problem} (at {})", display_path(.path))]
@@ -20,6 +22,10 @@ pub struct LosslessError {
 }
 
 impl LosslessError {
+    pub(crate) fn new(path: String, problem: String) -> Self {
+        Self { path, problem }
+    }
+
     /// JSON Pointer to where the problem is, `""` for the root.
     pub fn path(&self) -> &str {
         &self.path
@@ -44,22 +50,24 @@ fn display_path(path: &str) -> &str {
 /// assert_eq!(err.to_string(), "NaN cannot be represented in JSON (at /1)");
 /// ```
 pub fn to_lossless_value<T: ?Sized + Serialize>(value: &T) -> Result<Value, LosslessError> {
-    value.serialize(ValueSerializer).map_err(|error| {
-        // Segments were pushed innermost first, while the error travelled outwards.
-        let path = error
-            .segments
-            .iter()
-            .rev()
-            .fold(String::new(), |mut path, segment| {
-                path.push('/');
-                path.push_str(&segment.replace('~', "~0").replace('/', "~1"));
-                path
-            });
-        LosslessError {
-            path,
-            problem: error.problem,
-        }
-    })
+    value
+        .serialize(ValueSerializer { depth: 0 })
+        .map_err(|error| {
+            // Segments were pushed innermost first, while the error travelled outwards.
+            let path = error
+                .segments
+                .iter()
+                .rev()
+                .fold(String::new(), |mut path, segment| {
+                    path.push('/');
+                    path.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+                    path
+                });
+            LosslessError {
+                path,
+                problem: error.problem,
+            }
+        })
 }
 
 /// The serializer's error: the problem, and the path to it built up on the way out.
@@ -127,7 +135,25 @@ fn insert(map: &mut Map<String, Value>, key: String, value: Value) -> Result<(),
     }
 }
 
-struct ValueSerializer;
+/// Serializes one value that `depth` arrays and objects enclose.
+#[derive(Clone, Copy)]
+struct ValueSerializer {
+    depth: usize,
+}
+
+impl ValueSerializer {
+    /// The depth of the children of `levels` nested containers opened here, if that stays
+    /// within [`MAX_DEPTH`]: the check comes before the value's `Serialize` recurses further.
+    fn open(self, levels: usize) -> Result<usize, Error> {
+        let depth = self.depth + levels;
+        if depth > MAX_DEPTH {
+            return Err(Error::new(format!(
+                "the value nests deeper than {MAX_DEPTH} levels of arrays and objects"
+            )));
+        }
+        Ok(depth)
+    }
+}
 
 impl ser::Serializer for ValueSerializer {
     type Ok = Value;
@@ -232,15 +258,19 @@ impl ser::Serializer for ValueSerializer {
         variant: &'static str,
         value: &T,
     ) -> Result<Value, Error> {
+        let depth = self.open(1)?;
         let inner = value
-            .serialize(ValueSerializer)
+            .serialize(ValueSerializer { depth })
             .map_err(|e| e.within(variant))?;
         let mut map = Map::with_capacity(1);
         map.insert(variant.to_owned(), inner);
         Ok(Value::Object(map))
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<SeqSerializer, Error> {
-        Ok(SeqSerializer(Vec::with_capacity(len.unwrap_or(0))))
+        Ok(SeqSerializer {
+            items: Vec::with_capacity(len.unwrap_or(0)),
+            depth: self.open(1)?,
+        })
     }
     fn serialize_tuple(self, len: usize) -> Result<SeqSerializer, Error> {
         self.serialize_seq(Some(len))
@@ -261,14 +291,17 @@ impl ser::Serializer for ValueSerializer {
     ) -> Result<VariantSerializer<SeqSerializer>, Error> {
         Ok(VariantSerializer {
             variant,
-            inner: SeqSerializer(Vec::with_capacity(len)),
+            inner: SeqSerializer {
+                items: Vec::with_capacity(len),
+                depth: self.open(2)?,
+            },
         })
     }
     fn serialize_map(self, _len: Option<usize>) -> Result<MapSerializer, Error> {
-        Ok(MapSerializer::default())
+        Ok(MapSerializer::at(self.open(1)?))
     }
     fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<MapSerializer, Error> {
-        Ok(MapSerializer::default())
+        Ok(MapSerializer::at(self.open(1)?))
     }
     fn serialize_struct_variant(
         self,
@@ -279,19 +312,23 @@ impl ser::Serializer for ValueSerializer {
     ) -> Result<VariantSerializer<MapSerializer>, Error> {
         Ok(VariantSerializer {
             variant,
-            inner: MapSerializer::default(),
+            inner: MapSerializer::at(self.open(2)?),
         })
     }
 }
 
-struct SeqSerializer(Vec<Value>);
+/// The elements of an array, each enclosed by `depth` arrays and objects.
+struct SeqSerializer {
+    items: Vec<Value>,
+    depth: usize,
+}
 
 impl SeqSerializer {
     fn push<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
-        let index = self.0.len();
-        self.0.push(
+        let index = self.items.len();
+        self.items.push(
             value
-                .serialize(ValueSerializer)
+                .serialize(ValueSerializer { depth: self.depth })
                 .map_err(|e| e.within(index))?,
         );
         Ok(())
@@ -305,7 +342,7 @@ impl ser::SerializeSeq for SeqSerializer {
         self.push(value)
     }
     fn end(self) -> Result<Value, Error> {
-        Ok(Value::Array(self.0))
+        Ok(Value::Array(self.items))
     }
 }
 
@@ -316,7 +353,7 @@ impl ser::SerializeTuple for SeqSerializer {
         self.push(value)
     }
     fn end(self) -> Result<Value, Error> {
-        Ok(Value::Array(self.0))
+        Ok(Value::Array(self.items))
     }
 }
 
@@ -327,20 +364,29 @@ impl ser::SerializeTupleStruct for SeqSerializer {
         self.push(value)
     }
     fn end(self) -> Result<Value, Error> {
-        Ok(Value::Array(self.0))
+        Ok(Value::Array(self.items))
     }
 }
 
-#[derive(Default)]
+/// The members of an object, each enclosed by `depth` arrays and objects.
 struct MapSerializer {
     map: Map<String, Value>,
     next_key: Option<String>,
+    depth: usize,
 }
 
 impl MapSerializer {
+    fn at(depth: usize) -> Self {
+        Self {
+            map: Map::new(),
+            next_key: None,
+            depth,
+        }
+    }
+
     fn field<T: ?Sized + Serialize>(&mut self, key: &str, value: &T) -> Result<(), Error> {
         let value = value
-            .serialize(ValueSerializer)
+            .serialize(ValueSerializer { depth: self.depth })
             .map_err(|e| e.within(key))?;
         insert(&mut self.map, key.to_owned(), value)
     }
@@ -359,7 +405,7 @@ impl ser::SerializeMap for MapSerializer {
             .take()
             .ok_or_else(|| Error::new("serialize_value called before serialize_key"))?;
         let value = value
-            .serialize(ValueSerializer)
+            .serialize(ValueSerializer { depth: self.depth })
             .map_err(|e| e.within(&key))?;
         insert(&mut self.map, key, value)
     }
@@ -405,7 +451,7 @@ impl ser::SerializeTupleVariant for VariantSerializer<SeqSerializer> {
         self.inner.push(value).map_err(|e| e.within(variant))
     }
     fn end(self) -> Result<Value, Error> {
-        Ok(Self::wrap(self.variant, Value::Array(self.inner.0)))
+        Ok(Self::wrap(self.variant, Value::Array(self.inner.items)))
     }
 }
 

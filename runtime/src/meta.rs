@@ -4,6 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::card::is_invalid_card;
+use crate::depth::{check_depth, dispose};
 use crate::lossless::to_lossless_value;
 
 /// What a `meta` function may return: a JSON [`Value`], any serializable type wrapped in
@@ -59,8 +60,14 @@ impl<T: Serialize> IntoMeta for Json<T> {
 }
 
 impl IntoMeta for Value {
-    /// Untyped metadata that claims to be a card (has a `card` key) must be a valid one.
+    /// Untyped metadata must be within [`MAX_DEPTH`](crate::depth::MAX_DEPTH) (an over-deep
+    /// value is taken apart without recursion), and if it claims to be a card (has a `card`
+    /// key) it must be a valid one.
     fn into_meta(self) -> Result<Option<Value>, MetaError> {
+        if let Err(error) = check_depth(&self) {
+            dispose(self);
+            return Err(MetaError::Invalid(format!("it nests {error}")));
+        }
         if is_invalid_card(&self) {
             return Err(MetaError::Invalid(
                 "it has a `card` key but is not a valid card".to_owned(),

@@ -11,12 +11,13 @@ use serde_json::Value;
 
 use crate::bound::BoundLimits;
 use crate::call::{Surface, ToolCall};
+use crate::depth::dispose_checked;
 use crate::dispatch::Stages;
 use crate::outcome::ToolOutcome;
 use crate::policy::{Approver, PostExecutePolicy, PreExecutePolicy};
-use crate::schema::{SchemaError, SchemaRole, compile};
+use crate::schema::{Compiled, SchemaError, SchemaRole, compile};
 use crate::store::ToolOutputStore;
-use crate::text::truncate;
+use crate::text::printable;
 use crate::tool::{Handler, IntoToolDef, ToolDef, Toolset};
 use crate::wrap::Wrapper;
 
@@ -51,6 +52,15 @@ pub enum RegistrationError {
         /// Why.
         #[source]
         source: SchemaError,
+    },
+    /// The value type does not deserialize from what it serializes, so `render` and `meta`,
+    /// which see the value as deserialized from its JSON, could never run.
+    #[error("tool `{name}`: {problem}")]
+    ValueRoundTrip {
+        /// The tool.
+        name: String,
+        /// Which field, and how to fix it.
+        problem: String,
     },
 }
 
@@ -110,16 +120,49 @@ impl ToolDefinition {
 pub(crate) struct RegisteredTool {
     pub(crate) definition: ToolDefinition,
     pub(crate) input: Validator,
+    /// Whether the input schema is draft-07, whose `$ref` hides its siblings.
+    pub(crate) input_draft_07: bool,
     pub(crate) output: Validator,
     pub(crate) handler: Arc<dyn Handler>,
     pub(crate) limits: Option<BoundLimits>,
 }
 
 impl RegisteredTool {
-    fn new(def: ToolDef) -> Result<Self, RegistrationError> {
+    fn new(mut def: ToolDef) -> Result<Self, RegistrationError> {
+        let input_schema = std::mem::take(&mut def.input_schema);
+        let output_schema = std::mem::take(&mut def.output_schema);
+        match Self::check(&def, &input_schema, &output_schema) {
+            Ok((input, output)) => Ok(Self {
+                definition: ToolDefinition {
+                    name: def.name.as_str().into(),
+                    description: def.description.as_str().into(),
+                    input_schema: Arc::new(input_schema),
+                    output_schema: Arc::new(output_schema),
+                },
+                input: input.validator,
+                input_draft_07: input.draft_07,
+                output: output.validator,
+                handler: def.handler.clone(),
+                limits: def.limits,
+            }),
+            Err(error) => {
+                // A refused schema may be nested past what `Drop` can recurse through.
+                dispose_checked(input_schema);
+                dispose_checked(output_schema);
+                Err(error)
+            }
+        }
+    }
+
+    /// Checks the name and compiles both schemas.
+    fn check(
+        def: &ToolDef,
+        input_schema: &Value,
+        output_schema: &Value,
+    ) -> Result<(Compiled, Compiled), RegistrationError> {
         if !is_valid_tool_name(&def.name) {
             return Err(RegistrationError::InvalidName {
-                name: truncate(&def.name, MAX_TOOL_NAME_LEN * 2),
+                name: printable(&def.name, MAX_TOOL_NAME_LEN * 2),
             });
         }
         let schema_error = |role, source| RegistrationError::Schema {
@@ -127,22 +170,17 @@ impl RegisteredTool {
             role,
             source,
         };
-        let input = compile(&def.input_schema, SchemaRole::Input)
+        let input = compile(input_schema, SchemaRole::Input)
             .map_err(|source| schema_error("input", source))?;
-        let output = compile(&def.output_schema, SchemaRole::Output)
+        let output = compile(output_schema, SchemaRole::Output)
             .map_err(|source| schema_error("output", source))?;
-        Ok(Self {
-            definition: ToolDefinition {
-                name: def.name.as_str().into(),
-                description: def.description.as_str().into(),
-                input_schema: Arc::new(def.input_schema),
-                output_schema: Arc::new(def.output_schema),
-            },
-            input,
-            output,
-            handler: def.handler,
-            limits: def.limits,
-        })
+        if let Some(problem) = def.handler.value_round_trip_gap() {
+            return Err(RegistrationError::ValueRoundTrip {
+                name: def.name.clone(),
+                problem,
+            });
+        }
+        Ok((input, output))
     }
 
     pub(crate) fn name(&self) -> &str {

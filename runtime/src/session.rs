@@ -22,16 +22,26 @@
 //! The canonical value is never stored: it is execution-local. Readers skip kinds they do not
 //! know (with a warning) and ignore fields they do not know, so later versions may add both.
 //!
+//! # Writer and reader agree
+//!
+//! The writer refuses, at write time, every event the reader would not give back as it was
+//! written: JSON (`args`, `meta`) nested deeper than [`MAX_DEPTH`](crate::depth::MAX_DEPTH), and lines longer than
+//! [`MAX_EVENT_BYTES`]. Both run the same check, so an event shown live is never silently
+//! dropped on replay. Raw arguments that parse into JSON too deep to log are logged as the text
+//! the provider sent, which is faithful at any depth.
+//!
 //! # Durability
 //!
 //! Each event is one `write` of one line to a file opened for appending, so lines are never
-//! interleaved. A torn last line (a crash mid-write) is detected on open and reported; a
-//! newline is appended after it so later events start cleanly, and it is reported (and
-//! skipped) by [`SessionLog::read`]. Nothing before it is lost or rewritten. With
-//! [`LogOptions::fsync`], every event is flushed to disk before `append` returns.
+//! interleaved. Every append starts on a fresh line: if the file does not end with a newline
+//! (a torn line left by a crash, or by another writer), one is written first. A torn line is
+//! reported on open and skipped (and reported) by [`SessionLog::read`]; nothing before or after
+//! it is lost or rewritten. With [`LogOptions::fsync`], every event is flushed to disk before
+//! `append` returns. The reader streams: it holds one line at a time, and skips (and reports)
+//! a line longer than [`MAX_EVENT_BYTES`] without holding it.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -41,12 +51,16 @@ use serde_json::Value;
 use crate::call::{Surface, ToolCall};
 use crate::card::{Card, present_call, present_result};
 use crate::content::ContentBlock;
+use crate::depth::check_depth;
 use crate::error::FailureError;
 use crate::outcome::ToolOutcome;
 use crate::registry::Snapshot;
 
 /// The event format version this crate writes.
 pub const LOG_FORMAT_VERSION: u64 = 1;
+
+/// The longest line (one event, newline excluded) the writer writes and the reader reads.
+pub const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
 
 /// One durable event.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -77,14 +91,16 @@ pub struct CallEvent {
 }
 
 impl CallEvent {
-    fn of(call: &ToolCall) -> Self {
-        let (args, raw_args) = call.logged_args();
-        Self {
+    fn of(call: &ToolCall) -> io::Result<Self> {
+        let (args, raw_args) = call
+            .logged_args()
+            .map_err(|error| unloggable(&format!("its arguments nest {error}")))?;
+        Ok(Self {
             id: call.id().to_owned(),
             name: call.name().to_owned(),
             args,
             raw_args,
-        }
+        })
     }
 
     /// The arguments for presentation: the JSON, or the raw text as a string.
@@ -274,7 +290,11 @@ impl SessionLog {
         &self.path
     }
 
-    /// Appends one event, as one line written at once.
+    /// Appends one event, as one line written at once, on a line of its own.
+    ///
+    /// An event the reader would not give back as written — JSON nested deeper than
+    /// [`MAX_DEPTH`](crate::depth::MAX_DEPTH), a line longer than [`MAX_EVENT_BYTES`] — is refused with an
+    /// [`io::ErrorKind::InvalidInput`] error, and nothing is written.
     pub fn append(&self, event: &SessionEvent) -> io::Result<()> {
         #[derive(Serialize)]
         struct Line<'a> {
@@ -282,12 +302,23 @@ impl SessionLog {
             #[serde(flatten)]
             event: &'a SessionEvent,
         }
+        check_event(event).map_err(|problem| unloggable(&problem))?;
         let mut line = serde_json::to_vec(&Line {
             v: LOG_FORMAT_VERSION,
             event,
         })?;
+        if line.len() > MAX_EVENT_BYTES {
+            return Err(unloggable(&format!(
+                "it is {} bytes as JSON, more than the {MAX_EVENT_BYTES} a line may have",
+                line.len()
+            )));
+        }
         line.push(b'\n');
         let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        // Another writer may have left a torn line since the last append: start a fresh one.
+        if !ends_with_newline(&mut file)? {
+            line.insert(0, b'\n');
+        }
         file.write_all(&line)?;
         if self.options.fsync {
             file.sync_data()?;
@@ -304,11 +335,16 @@ impl SessionLog {
         surface: Surface,
     ) -> Result<ToolOutcome, RecordError> {
         let id = call.id().to_owned();
-        self.append(&SessionEvent::ToolCall(CallEvent::of(&call)))
-            .map_err(|source| RecordError {
+        if let Err(source) =
+            CallEvent::of(&call).and_then(|event| self.append(&SessionEvent::ToolCall(event)))
+        {
+            // The call does not run: its arguments may be too deep to drop by recursion.
+            call.dispose();
+            return Err(RecordError {
                 outcome: None,
                 source,
-            })?;
+            });
+        }
         let outcome = snapshot.dispatch(call, surface).await;
         match self.append(&SessionEvent::ToolResult(ResultEvent::of(&id, &outcome))) {
             Ok(()) => Ok(outcome),
@@ -347,8 +383,117 @@ impl SessionLog {
 
     /// Reads a log: every event it can, and a report of every line it cannot.
     pub fn read(path: impl AsRef<Path>) -> io::Result<LogContents> {
-        let bytes = fs::read(path)?;
-        Ok(parse(&bytes))
+        Self::read_from(File::open(path)?)
+    }
+
+    /// Reads a log from any reader (a file, a socket, bytes in memory), one line at a time.
+    ///
+    /// ```
+    /// use toolprism::SessionLog;
+    ///
+    /// let log = b"{\"v\":1,\"kind\":\"tool_call\",\"id\":\"c1\",\"name\":\"add\"}\nnot json\n";
+    /// let contents = SessionLog::read_from(&log[..]).unwrap();
+    /// assert_eq!((contents.events.len(), contents.problems.len()), (1, 1));
+    /// ```
+    pub fn read_from(reader: impl Read) -> io::Result<LogContents> {
+        let mut reader = BufReader::new(reader);
+        let mut contents = LogContents::default();
+        let mut line = Vec::new();
+        let mut number = 0;
+        loop {
+            line.clear();
+            let Some(read) = read_line(&mut reader, &mut line)? else {
+                return Ok(contents);
+            };
+            number += 1;
+            if read.overlong {
+                tracing::warn!(line = number, "skipping an over-long session log line");
+                contents.problems.push(LogProblem::Corrupt {
+                    line: number,
+                    error: format!("the line is longer than {MAX_EVENT_BYTES} bytes"),
+                });
+                continue;
+            }
+            accept(&mut contents, number, &line, !read.ended);
+        }
+    }
+}
+
+/// Why an event cannot be logged faithfully.
+fn unloggable(problem: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("this event cannot be logged faithfully: {problem}"),
+    )
+}
+
+/// The rule writer and reader share: what an event may hold to be read back as written.
+fn check_event(event: &SessionEvent) -> Result<(), String> {
+    let (json, what) = match event {
+        SessionEvent::ToolCall(call) => (call.args.as_ref(), "its arguments"),
+        SessionEvent::ToolResult(result) => (result.meta.as_ref(), "its presentation metadata"),
+        SessionEvent::NestedResult(_) => (None, ""),
+    };
+    match json.map(check_depth) {
+        Some(Err(error)) => Err(format!("{what} nest {error}")),
+        _ => Ok(()),
+    }
+}
+
+/// Whether the file is empty or ends with a newline.
+fn ends_with_newline(file: &mut File) -> io::Result<bool> {
+    let len = file.seek(SeekFrom::End(0))?;
+    if len == 0 {
+        return Ok(true);
+    }
+    let mut last = [0_u8];
+    file.seek(SeekFrom::End(-1))?;
+    file.read_exact(&mut last)?;
+    Ok(last[0] == b'\n')
+}
+
+/// What reading one line found.
+struct LineRead {
+    /// The line ended with a newline (rather than the end of the input).
+    ended: bool,
+    /// The line was longer than [`MAX_EVENT_BYTES`]; `line` holds none of it.
+    overlong: bool,
+}
+
+/// Reads one line into `line` (without its newline), holding at most [`MAX_EVENT_BYTES`] of it;
+/// `None` at the end of the input.
+fn read_line(reader: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<Option<LineRead>> {
+    let mut read = LineRead {
+        ended: false,
+        overlong: false,
+    };
+    let mut any = false;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if available.is_empty() {
+            return Ok(any.then_some(read));
+        }
+        any = true;
+        let (piece, used) = match memchr::memchr(b'\n', available) {
+            Some(newline) => (&available[..newline], newline + 1),
+            None => (available, available.len()),
+        };
+        read.ended = used > piece.len();
+        if !read.overlong && line.len() + piece.len() > MAX_EVENT_BYTES {
+            read.overlong = true;
+            line.clear();
+        }
+        if !read.overlong {
+            line.extend_from_slice(piece);
+        }
+        reader.consume(used);
+        if read.ended {
+            return Ok(Some(read));
+        }
     }
 }
 
@@ -378,47 +523,39 @@ fn torn_tail_len(file: &mut File) -> io::Result<Option<u64>> {
 
 const KNOWN_KINDS: [&str; 3] = ["tool_call", "tool_result", "nested_result"];
 
-fn parse(bytes: &[u8]) -> LogContents {
-    let mut contents = LogContents::default();
-    let ends_cleanly = bytes.last().is_none_or(|&b| b == b'\n');
-    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-    // `split` yields an empty piece after a final newline.
-    let count = lines.len() - usize::from(ends_cleanly);
-    for (at, line) in lines.into_iter().take(count).enumerate() {
-        let number = at + 1;
-        let torn = !ends_cleanly && number == count;
-        if line.is_empty() {
-            continue;
+/// Adds line `number` to `contents`: its event, or the problem with it. A last line with no
+/// newline that does not parse is a torn write.
+fn accept(contents: &mut LogContents, number: usize, line: &[u8], unterminated: bool) {
+    if line.is_empty() {
+        return;
+    }
+    match parse_line(line) {
+        Ok(Some(event)) => contents.events.push(event),
+        Ok(None) => {}
+        Err(_) if unterminated => contents
+            .problems
+            .push(LogProblem::TornLastLine { line: number }),
+        Err(Problem::Unknown { kind, version }) => {
+            tracing::warn!(
+                line = number,
+                kind,
+                version,
+                "skipping a session event of an unknown kind"
+            );
+            contents.problems.push(LogProblem::UnknownKind {
+                line: number,
+                kind,
+                version,
+            });
         }
-        match parse_line(line) {
-            Ok(Some(event)) => contents.events.push(event),
-            Ok(None) => {}
-            Err(_) if torn => contents
-                .problems
-                .push(LogProblem::TornLastLine { line: number }),
-            Err(Problem::Unknown { kind, version }) => {
-                tracing::warn!(
-                    line = number,
-                    kind,
-                    version,
-                    "skipping a session event of an unknown kind"
-                );
-                contents.problems.push(LogProblem::UnknownKind {
-                    line: number,
-                    kind,
-                    version,
-                });
-            }
-            Err(Problem::Corrupt(error)) => {
-                tracing::warn!(line = number, error, "skipping a corrupt session log line");
-                contents.problems.push(LogProblem::Corrupt {
-                    line: number,
-                    error,
-                });
-            }
+        Err(Problem::Corrupt(error)) => {
+            tracing::warn!(line = number, error, "skipping a corrupt session log line");
+            contents.problems.push(LogProblem::Corrupt {
+                line: number,
+                error,
+            });
         }
     }
-    contents
 }
 
 enum Problem {
@@ -443,9 +580,9 @@ fn parse_line(line: &[u8]) -> Result<Option<SessionEvent>, Problem> {
             version,
         });
     }
-    SessionEvent::deserialize(&value)
-        .map(Some)
-        .map_err(|e| Problem::Corrupt(e.to_string()))
+    let event = SessionEvent::deserialize(&value).map_err(|e| Problem::Corrupt(e.to_string()))?;
+    check_event(&event).map_err(Problem::Corrupt)?;
+    Ok(Some(event))
 }
 
 /// One call of a replayed session, with everything the UI and the model were shown.

@@ -10,6 +10,55 @@ pub(crate) fn truncate(text: &str, max: usize) -> String {
     }
 }
 
+/// `text` cut like [`truncate`], with control characters (a newline, an ANSI escape, NUL)
+/// written as `\u{…}` escapes: for echoing untrusted names back into messages and logs.
+pub(crate) fn printable(text: &str, max: usize) -> String {
+    let cut = truncate(text, max);
+    if !cut.chars().any(char::is_control) {
+        return cut;
+    }
+    cut.chars()
+        .map(|ch| {
+            if ch.is_control() {
+                format!("\\u{{{:x}}}", u32::from(ch))
+            } else {
+                ch.to_string()
+            }
+        })
+        .collect()
+}
+
+/// `value` as compact JSON, cut like [`truncate`] to `max` bytes; serialization stops once
+/// past `max`, so a huge value costs no more than a small one.
+pub(crate) fn json_prefix(value: &serde_json::Value, max: usize) -> String {
+    /// A writer that keeps the first `max + 4` bytes (room for a whole last character), then
+    /// fails, which stops the serializer.
+    struct Prefix {
+        bytes: Vec<u8>,
+        max: usize,
+    }
+    impl std::io::Write for Prefix {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let room = self.max + 4 - self.bytes.len();
+            if room == 0 {
+                return Err(std::io::Error::other("enough"));
+            }
+            let take = room.min(buf.len());
+            self.bytes.extend_from_slice(&buf[..take]);
+            Ok(take)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut prefix = Prefix {
+        bytes: Vec::new(),
+        max,
+    };
+    let _ = serde_json::to_writer(&mut prefix, value);
+    truncate(&String::from_utf8_lossy(&prefix.bytes), max)
+}
+
 /// The first `max` bytes of `text`, on a character boundary.
 pub(crate) fn head(text: &str, max: usize) -> &str {
     &text[..floor_char_boundary(text, max.min(text.len()))]

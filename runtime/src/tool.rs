@@ -14,14 +14,17 @@ use serde_json::Value;
 use crate::bound::BoundLimits;
 use crate::call::ToolContext;
 use crate::content::{ContentBlock, IntoContent};
+use crate::depth::{self, MAX_DEPTH};
 use crate::error::ToolError;
 use crate::lossless::{LosslessError, to_lossless_value};
 use crate::meta::{IntoMeta, MetaError};
 use crate::panic::catch;
-use crate::schema::{input_schema_for, output_schema_for};
+use crate::schema::{deserialize_schema_for, input_schema_for, output_schema_for};
 
 /// Deserializes a type from a borrowed JSON value.
 type FromJson<T> = fn(&Value) -> Result<T, serde_json::Error>;
+/// Says why a JSON value does not deserialize into a type, and where in the value.
+type Explain = fn(&Value) -> String;
 
 /// A boxed, `Send` future: what wrappers and approvers return.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -131,6 +134,15 @@ impl ToolDef {
     }
 }
 
+impl Drop for ToolDef {
+    /// A schema from a peer may be nested past what `Drop`'s recursion survives: one that is
+    /// is taken apart with a loop. (Registration takes the schemas out first.)
+    fn drop(&mut self) {
+        depth::dispose_checked(std::mem::take(&mut self.input_schema));
+        depth::dispose_checked(std::mem::take(&mut self.output_schema));
+    }
+}
+
 impl fmt::Debug for ToolDef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ToolDef")
@@ -194,6 +206,7 @@ impl ToolBuilder {
             args: ArgsCodec {
                 schema: input_schema_for::<A>,
                 deserialize: |value| A::deserialize(value),
+                explain: explain::<A>,
             },
         }
     }
@@ -204,12 +217,72 @@ impl ToolBuilder {
 struct ArgsCodec<A> {
     schema: fn() -> Value,
     deserialize: FromJson<A>,
+    explain: Explain,
 }
 
 /// How the pipeline handles a value type, captured where `T: ToolOutput` is proven.
 struct ValueCodec<T> {
     schema: fn() -> Value,
-    snapshot: fn(&T) -> Result<Value, LosslessError>,
+    /// What `T` deserializes from: compared with `schema` when render or meta need the value
+    /// back as `T`.
+    deserialize_schema: fn() -> Value,
+    snapshot: fn(T) -> Result<Value, LosslessError>,
+}
+
+/// Why `value` does not deserialize into `T`, naming the place in the value (a JSON Pointer).
+fn explain<T: DeserializeOwned>(value: &Value) -> String {
+    match serde_path_to_error::deserialize::<_, T>(value) {
+        Ok(_) => "it deserializes now; it did not a moment ago".to_owned(),
+        Err(error) => {
+            let mut at = String::new();
+            for segment in error.path() {
+                at.push('/');
+                match segment {
+                    serde_path_to_error::Segment::Seq { index } => at.push_str(&index.to_string()),
+                    serde_path_to_error::Segment::Map { key } => {
+                        at.push_str(
+                            &crate::text::truncate(key, 80)
+                                .replace('~', "~0")
+                                .replace('/', "~1"),
+                        );
+                    }
+                    serde_path_to_error::Segment::Enum { variant } => at.push_str(variant),
+                    serde_path_to_error::Segment::Unknown => at.push('?'),
+                }
+            }
+            let at = if at.is_empty() {
+                "(root)".to_owned()
+            } else {
+                at
+            };
+            format!("at `{at}`: {}", error.into_inner())
+        }
+    }
+}
+
+/// The lossless JSON of a value. A `Value` (a dynamic tool's) is JSON already: it is measured,
+/// not serialized again, and one nested too deep is taken apart without recursion.
+fn snapshot<T: Serialize + 'static>(value: T) -> Result<Value, LosslessError> {
+    let mut slot = Some(value);
+    if let Some(json) = (&mut slot as &mut dyn std::any::Any)
+        .downcast_mut::<Option<Value>>()
+        .and_then(Option::take)
+    {
+        return match depth::check_depth(&json) {
+            Ok(()) => Ok(json),
+            Err(error) => {
+                depth::dispose(json);
+                Err(LosslessError::new(
+                    error.at,
+                    format!("the value nests deeper than {MAX_DEPTH} levels of arrays and objects"),
+                ))
+            }
+        };
+    }
+    match slot {
+        Some(value) => to_lossless_value(&value),
+        None => Ok(Value::Null),
+    }
 }
 
 /// A [`ToolBuilder`] whose argument type is named: name the value type with
@@ -236,7 +309,8 @@ impl<A> WithArgs<A> {
             args: self.args,
             value: ValueCodec {
                 schema: output_schema_for::<T>,
-                snapshot: |value| to_lossless_value(value),
+                deserialize_schema: deserialize_schema_for::<T>,
+                snapshot: snapshot::<T>,
             },
         }
     }
@@ -279,11 +353,11 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
                     let value = future
                         .await
                         .map_err(|error| BodyError::Failed(error.into()))?;
-                    snapshot(&value).map_err(BodyError::Output)
+                    snapshot(value).map_err(BodyError::Output)
                 })
             }),
             projections: Projections {
-                deserialize_value: None,
+                value_back: None,
                 render: None,
                 meta: None,
             },
@@ -362,7 +436,7 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
         F: Fn(&A, &T) -> R + Send + Sync + 'static,
         R: IntoContent,
     {
-        self.projections.deserialize_value = Some(|value| T::deserialize(value));
+        self.projections.value_back = Some(ValueBack::<T>::of());
         self.projections.render = Some(Arc::new(move |args, value| {
             render(args, value).into_content()
         }));
@@ -377,7 +451,7 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
         F: Fn(&A, &T) -> R + Send + Sync + 'static,
         R: IntoMeta,
     {
-        self.projections.deserialize_value = Some(|value| T::deserialize(value));
+        self.projections.value_back = Some(ValueBack::<T>::of());
         self.projections.meta = Some(Arc::new(move |args, value| meta(args, value).into_meta()));
         self
     }
@@ -392,6 +466,8 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
             description: head.description,
             handler: Arc::new(TypedHandler {
                 deserialize_args: self.args.deserialize,
+                explain_args: self.args.explain,
+                value_schemas: [self.value.schema, self.value.deserialize_schema],
                 body: self.body,
                 projections: self.projections,
             }),
@@ -403,16 +479,33 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
 /// A tool's `render` and `meta`, with what they need to see the frozen value as `T`.
 struct Projections<A, T> {
     /// Set whenever `render` or `meta` is: both take the value typed.
-    deserialize_value: Option<FromJson<T>>,
+    value_back: Option<ValueBack<T>>,
     render: Option<Render<A, T>>,
     meta: Option<Meta<A, T>>,
+}
+
+/// How the frozen value is read back as `T` for `render` and `meta`.
+struct ValueBack<T> {
+    deserialize: FromJson<T>,
+    explain: Explain,
+    type_name: &'static str,
+}
+
+impl<T: DeserializeOwned> ValueBack<T> {
+    fn of() -> Self {
+        Self {
+            deserialize: |value| T::deserialize(value),
+            explain: explain::<T>,
+            type_name: std::any::type_name::<T>(),
+        }
+    }
 }
 
 /// Why a body produced no value.
 #[derive(Debug)]
 pub(crate) enum BodyError {
-    /// The arguments passed the schema but not the args type's `Deserialize`.
-    Input(serde_json::Error),
+    /// The arguments passed the schema but not the args type's `Deserialize`: where and why.
+    Input(String),
     /// The body returned an error.
     Failed(ToolError),
     /// The value is not lossless JSON.
@@ -436,42 +529,55 @@ pub(crate) trait Handler: Send + Sync + 'static {
     /// arguments and the value once for both. `Err` when they do not deserialize.
     fn project(&self, args: &Value, value: &Value, with_meta: bool) -> Result<Projected, String>;
     fn has_meta(&self) -> bool;
+    /// Why `render`/`meta` could never see the value, if the value type's two schemas show
+    /// it: a property it requires to deserialize and never serializes. Checked at registration.
+    fn value_round_trip_gap(&self) -> Option<String>;
 }
 
 struct TypedHandler<A, T> {
     deserialize_args: FromJson<A>,
+    explain_args: Explain,
+    /// The value type's serialize and deserialize schemas, as derived.
+    value_schemas: [fn() -> Value; 2],
     body: Body<A>,
     projections: Projections<A, T>,
 }
 
 impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
     fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<'static, Result<Value, BodyError>> {
-        let args = match (self.deserialize_args)(args) {
-            Ok(args) => args,
-            Err(error) => return Box::pin(std::future::ready(Err(BodyError::Input(error)))),
+        let Ok(args) = (self.deserialize_args)(args) else {
+            let why = (self.explain_args)(args);
+            return Box::pin(std::future::ready(Err(BodyError::Input(why))));
         };
         (self.body)(args, cx)
     }
 
     fn project(&self, args: &Value, value: &Value, with_meta: bool) -> Result<Projected, String> {
         let Projections {
-            deserialize_value,
+            value_back,
             render,
             meta,
         } = &self.projections;
         let meta = meta.as_ref().filter(|_| with_meta);
-        let (Some(deserialize_value), true) =
-            (deserialize_value, render.is_some() || meta.is_some())
-        else {
+        let (Some(value_back), true) = (value_back, render.is_some() || meta.is_some()) else {
             return Ok(Projected {
                 content: None,
                 meta: None,
             });
         };
-        let args = (self.deserialize_args)(args)
-            .map_err(|error| format!("its arguments do not deserialize: {error}"))?;
-        let value = deserialize_value(value)
-            .map_err(|error| format!("its value does not deserialize: {error}"))?;
+        let args = (self.deserialize_args)(args).map_err(|_| {
+            format!(
+                "its arguments do not deserialize: {}",
+                (self.explain_args)(args)
+            )
+        })?;
+        let value = (value_back.deserialize)(value).map_err(|_| {
+            format!(
+                "its value does not deserialize back into `{}` {}. `render` and `meta` see the value as deserialized from its JSON, so that nothing its `Serialize` skips reaches the model: a field skipped when serializing needs `#[serde(default)]`",
+                value_back.type_name,
+                (value_back.explain)(value),
+            )
+        })?;
         Ok(Projected {
             content: render
                 .as_ref()
@@ -493,6 +599,16 @@ impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
 
     fn has_meta(&self) -> bool {
         self.projections.meta.is_some()
+    }
+
+    fn value_round_trip_gap(&self) -> Option<String> {
+        let value_back = self.projections.value_back.as_ref()?;
+        let [serialize, deserialize] = self.value_schemas;
+        let gap = crate::schema::serialized_gaps(&serialize(), &deserialize())?;
+        Some(format!(
+            "its value type `{}` does not deserialize from what it serializes, and `render`/`meta` see the value as deserialized from its JSON: {gap}; give it `#[serde(default)]`",
+            value_back.type_name
+        ))
     }
 }
 

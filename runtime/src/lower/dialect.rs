@@ -3,8 +3,11 @@
 //! One function per dialect, each pure: schema in, schema out, or the keyword that cannot be
 //! expressed.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
+use crate::depth::check_depth;
 use crate::schema::{InlineError, inline_refs};
 
 /// Why a schema cannot be expressed in a provider's dialect.
@@ -25,6 +28,19 @@ fn error(keyword: &str, at: &str, reason: impl Into<String>) -> DialectError {
         at: at.to_owned(),
         reason: reason.into(),
     }
+}
+
+/// Refuses a schema deeper than [`MAX_DEPTH`](crate::depth::MAX_DEPTH) before any rewrite
+/// recurses into it. Every rewrite is then linear in the schema (times that depth, at worst,
+/// for `allOf` merges).
+fn within_depth(schema: &Value) -> Result<(), DialectError> {
+    check_depth(schema).map_err(|too_deep| {
+        error(
+            "(nesting)",
+            &too_deep.at,
+            format!("the schema nests {too_deep}"),
+        )
+    })
 }
 
 /// The most nodes a schema may grow to when its references are inlined.
@@ -48,12 +64,14 @@ const DROPPED: [&str; 10] = [
 
 /// The schema for OpenAI (Chat Completions and Responses) outside strict mode, and for
 /// Anthropic's `input_schema`: JSON Schema as it is, without the `$schema` URL.
-pub fn plain(schema: &Value) -> Value {
+pub fn plain(schema: &Value) -> Result<Value, DialectError> {
+    // A copy, which `Value::clone` makes by recursion: measure first.
+    within_depth(schema)?;
     let mut schema = schema.clone();
     if let Value::Object(map) = &mut schema {
         map.remove("$schema");
     }
-    schema
+    Ok(schema)
 }
 
 /// The schema for OpenAI strict mode (structured outputs):
@@ -68,6 +86,7 @@ pub fn plain(schema: &Value) -> Value {
 ///   integer formats schemars emits (`uint32`, `int64`, …) are dropped, their bounds stay;
 /// - a map (an object whose `additionalProperties` is a schema) has no strict form: error.
 pub fn openai_strict(schema: &Value) -> Result<Value, DialectError> {
+    within_depth(schema)?;
     let mut out = strict_node(schema, "")?;
     if let (Value::Object(out), Some(Value::Object(defs))) = (&mut out, schema.get("$defs")) {
         let mut strict_defs = Map::new();
@@ -121,7 +140,7 @@ fn strict_node(schema: &Value, at: &str) -> Result<Value, DialectError> {
     };
     let mut out = Map::new();
     let mut folded = Vec::new();
-    for (key, value) in &map {
+    for (key, value) in map.iter() {
         let here = format!("{at}/{key}");
         match key.as_str() {
             k if DROPPED.contains(&k) => {}
@@ -271,6 +290,7 @@ fn nullable(schema: Value) -> Value {
 ///   value schema is described instead;
 /// - a schema that accepts nothing (`false`) has no form: error.
 pub fn gemini(schema: &Value) -> Result<Value, DialectError> {
+    within_depth(schema)?;
     let draft_07 = schema
         .get("$schema")
         .and_then(Value::as_str)
@@ -314,7 +334,7 @@ fn gemini_node(schema: &Value, at: &str) -> Result<Value, DialectError> {
     let mut out = Map::new();
     let mut folded = Vec::new();
     let mut nullable = false;
-    for (key, value) in &map {
+    for (key, value) in map.iter() {
         let here = format!("{at}/{key}");
         match key.as_str() {
             k if DROPPED.contains(&k) => {}
@@ -482,9 +502,13 @@ fn split_null(value: &Value) -> (Vec<String>, bool) {
 
 /// A schema node as one object with its `allOf` merged in; `None` for `true` (no
 /// constraint). `false` accepts nothing, which neither dialect can say.
-fn object_form(schema: &Value, at: &str) -> Result<Option<Map<String, Value>>, DialectError> {
+fn object_form<'a>(
+    schema: &'a Value,
+    at: &str,
+) -> Result<Option<Cow<'a, Map<String, Value>>>, DialectError> {
     match schema {
-        Value::Object(map) => merge_all_of(map, at).map(Some),
+        Value::Object(map) if !map.contains_key("allOf") => Ok(Some(Cow::Borrowed(map))),
+        Value::Object(map) => merge_all_of(map, at).map(|merged| Some(Cow::Owned(merged))),
         Value::Bool(true) => Ok(None),
         _ => Err(error(
             "false",
@@ -553,8 +577,9 @@ fn is_numeric_format(format: &str) -> bool {
     )
 }
 
+/// A value as compact JSON, cut to [`MAX_FOLDED`] bytes; only that much is ever serialized.
 fn compact(value: &Value) -> String {
-    crate::text::truncate(&value.to_string(), MAX_FOLDED)
+    crate::text::json_prefix(value, MAX_FOLDED)
 }
 
 /// Appends constraints that the dialect cannot carry to the description, so the model still
@@ -661,6 +686,6 @@ mod tests {
     fn plain_drops_only_the_schema_url() {
         let schema =
             json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"});
-        assert_eq!(plain(&schema), json!({"type": "object"}));
+        assert_eq!(plain(&schema), Ok(json!({"type": "object"})));
     }
 }

@@ -13,9 +13,11 @@
 
 mod dialect;
 mod result;
+mod root;
 
 pub use dialect::{DialectError, gemini, openai_strict, plain};
 pub use result::{lower_content, lower_outcome};
+pub use root::object_root;
 
 use serde_json::{Map, Value, json};
 
@@ -122,10 +124,12 @@ fn lower_tool(
     };
     let strict =
         options.strict && matches!(provider, Provider::OpenAiChat | Provider::OpenAiResponses);
+    // Arguments are one object on every provider's wire: a union of objects is flattened.
+    let input_schema = object_root(definition.input_schema());
     let input = match provider {
-        Provider::Gemini => gemini(definition.input_schema()).map_err(|e| fail("input", e))?,
-        _ if strict => openai_strict(definition.input_schema()).map_err(|e| fail("input", e))?,
-        _ => plain(definition.input_schema()),
+        Provider::Gemini => gemini(&input_schema).map_err(|e| fail("input", e))?,
+        _ if strict => openai_strict(&input_schema).map_err(|e| fail("input", e))?,
+        _ => plain(&input_schema).map_err(|e| fail("input", e))?,
     };
     let (name, description) = (definition.name(), definition.description());
     Ok(match provider {
@@ -146,7 +150,8 @@ fn lower_tool(
                 "strict": strict,
             });
             if options.output_schemas {
-                tool["output_schema"] = plain(definition.output_schema());
+                tool["output_schema"] =
+                    plain(definition.output_schema()).map_err(|e| fail("output", e))?;
             }
             tool
         }

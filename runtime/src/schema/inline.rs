@@ -3,6 +3,8 @@
 
 use serde_json::{Map, Value};
 
+use super::refs::resolve;
+
 /// Why a schema's references could not all be inlined.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -27,6 +29,12 @@ pub enum InlineError {
         /// The budget.
         budget: usize,
     },
+    /// Inlining would nest the schema deeper than [`MAX_DEPTH`](crate::depth::MAX_DEPTH).
+    #[error(
+        "inlining every `$ref` would nest the schema deeper than {} levels",
+        crate::depth::MAX_DEPTH
+    )]
+    TooDeep,
 }
 
 /// Keywords that annotate rather than constrain.
@@ -71,7 +79,12 @@ pub fn inline_refs(schema: &Value, draft_07: bool, max_nodes: usize) -> Result<V
         nodes_left: max_nodes,
         budget: max_nodes,
     };
-    let mut result = inliner.walk(schema)?;
+    let mut result = inliner.walk(schema, 0)?;
+    // A `$ref` with siblings becomes an `allOf`, two levels the walk did not count.
+    if crate::depth::check_depth(&result).is_err() {
+        crate::depth::dispose(result);
+        return Err(InlineError::TooDeep);
+    }
     if let Value::Object(map) = &mut result {
         map.remove("$defs");
         map.remove("definitions");
@@ -98,32 +111,46 @@ impl<'a> Inliner<'a> {
         Ok(())
     }
 
-    fn walk(&mut self, node: &'a Value) -> Result<Value, InlineError> {
+    /// Inlines `node`, which will sit `depth` levels deep in the result.
+    fn walk(&mut self, node: &'a Value, depth: usize) -> Result<Value, InlineError> {
         self.spend()?;
         match node {
             Value::Object(map) => match map.get("$ref") {
-                Some(Value::String(reference)) => self.inline(reference, map),
-                _ => self.walk_object(map, false),
+                Some(Value::String(reference)) => self.inline(reference, map, depth),
+                _ => self.walk_object(map, false, depth),
             },
-            Value::Array(items) => items.iter().map(|item| self.walk(item)).collect(),
+            Value::Array(items) => {
+                let depth = Self::deeper(depth)?;
+                items.iter().map(|item| self.walk(item, depth)).collect()
+            }
             other => Ok(other.clone()),
         }
+    }
+
+    fn deeper(depth: usize) -> Result<usize, InlineError> {
+        if depth >= crate::depth::MAX_DEPTH {
+            return Err(InlineError::TooDeep);
+        }
+        Ok(depth + 1)
     }
 
     fn walk_object(
         &mut self,
         map: &'a Map<String, Value>,
         skip_ref: bool,
+        depth: usize,
     ) -> Result<Value, InlineError> {
+        let depth = Self::deeper(depth)?;
         let mut out = Map::new();
         for (key, value) in map {
             if skip_ref && key == "$ref" {
                 continue;
             }
             let value = if DATA_KEYWORDS.contains(&key.as_str()) {
+                // Data is copied as it is; the document it comes from is within the limit.
                 value.clone()
             } else {
-                self.walk(value)?
+                self.walk(value, depth)?
             };
             out.insert(key.clone(), value);
         }
@@ -134,6 +161,7 @@ impl<'a> Inliner<'a> {
         &mut self,
         reference: &'a str,
         map: &'a Map<String, Value>,
+        depth: usize,
     ) -> Result<Value, InlineError> {
         if self.stack.contains(&reference) {
             return Err(InlineError::Recursive {
@@ -144,14 +172,14 @@ impl<'a> Inliner<'a> {
             reference: reference.to_owned(),
         })?;
         self.stack.push(reference);
-        let inlined = self.walk(target);
+        let inlined = self.walk(target, depth);
         self.stack.pop();
         let inlined = inlined?;
         let has_siblings = map.keys().any(|key| key != "$ref");
         if self.draft_07 || !has_siblings {
             return Ok(inlined);
         }
-        let Value::Object(siblings) = self.walk_object(map, true)? else {
+        let Value::Object(siblings) = self.walk_object(map, true, depth + 1)? else {
             return Ok(inlined);
         };
         // Annotations beside the `$ref` (a field's own description) win over the target's;
@@ -170,40 +198,6 @@ impl<'a> Inliner<'a> {
             inlined => Ok(serde_json::json!({"allOf": [inlined, Value::Object(siblings)]})),
         }
     }
-}
-
-/// The value a local reference (`#` or `#/json/pointer`) points to.
-fn resolve<'a>(root: &'a Value, reference: &str) -> Option<&'a Value> {
-    let pointer = reference.strip_prefix('#')?;
-    if pointer.is_empty() {
-        return Some(root);
-    }
-    if !pointer.starts_with('/') {
-        return None;
-    }
-    let decoded = percent_decode(pointer)?;
-    root.pointer(&decoded)
-}
-
-/// Decodes `%XX` escapes in a URI fragment.
-fn percent_decode(text: &str) -> Option<String> {
-    if !text.contains('%') {
-        return Some(text.to_owned());
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%' {
-            let hex = text.get(at + 1..at + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            at += 3;
-        } else {
-            out.push(bytes[at]);
-            at += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]

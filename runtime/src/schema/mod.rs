@@ -9,29 +9,60 @@
 //! - its `$schema`, if present, is draft 2020-12 or draft-07 (no `$schema` means 2020-12);
 //! - every `$ref` is local (starts with `#`): nothing is fetched over the network or from
 //!   disk, and `$dynamicRef`, `$recursiveRef` and nested `$id`s are refused;
-//! - it is nested at most [`MAX_SCHEMA_DEPTH`] levels deep;
-//! - every `pattern` compiles under the `regex` crate's syntax (no look-around or
-//!   back-references), which keeps matching linear in the input, whatever a model sends.
+//! - the whole document (data keywords such as `const`, `enum`, `default` and `examples`
+//!   included) nests at most [`MAX_DEPTH`] levels deep and has at most [`MAX_SCHEMA_NODES`]
+//!   nodes;
+//! - validating against it applies at most [`MAX_EVALUATIONS`] subschemas to any one node of
+//!   any instance (see [`cost`](self#the-cost-of-validation) below), and no cycle of `$ref`s
+//!   stays on one instance node forever;
+//! - every `pattern` (and `patternProperties` key) compiles under the `regex` crate's syntax
+//!   (no look-around or back-references), which keeps matching linear in the input, whatever
+//!   a model sends.
 //!
-//! Input schemas must in addition describe a JSON object (`"type": "object"` at the root),
-//! since every provider passes tool arguments as one.
+//! Input schemas must in addition describe JSON objects only: `"type": "object"` at the root,
+//! or a `oneOf`/`anyOf` whose every branch does (an internally tagged enum), or an `allOf` or
+//! `$ref` to one that does — since every provider passes tool arguments as an object.
+//!
+//! # The cost of validation
+//!
+//! A schema of a kilobyte can make validation exponential: `anyOf` over the same definition
+//! twice, forty levels down, applies 2⁴⁰ subschemas to one value. Registration counts, for
+//! every depth of instance up to [`MAX_DEPTH`], how many subschema applications can land on one
+//! instance node — taking the worst property name and array index at every step, so the count
+//! bounds what any validator does — and refuses the schema when that exceeds
+//! [`MAX_EVALUATIONS`]. For every accepted schema, validating a value of `n` nodes therefore
+//! applies at most `MAX_EVALUATIONS × n` subschemas, each of which checks its own keywords in
+//! time linear in the node (patterns are linear-time; `uniqueItems` hashes).
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+mod cost;
 mod inline;
+mod normalize;
+mod refs;
+mod roundtrip;
 
+pub use cost::MAX_EVALUATIONS;
 pub use inline::{InlineError, inline_refs};
+pub(crate) use normalize::{coerce_integral_floats, strip_refused_nulls};
+pub(crate) use roundtrip::serialized_gaps;
 
+use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, PatternOptions, Validator};
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use crate::depth::{self, MAX_DEPTH};
 use crate::text::truncate;
 
-/// The deepest nesting of a schema that registration accepts.
-pub const MAX_SCHEMA_DEPTH: usize = 128;
+use cost::CostError;
+use refs::resolve;
+pub(crate) use refs::resolve as resolve_local;
+
+/// The most nodes (objects, arrays and scalars, data included) a schema may have.
+pub const MAX_SCHEMA_NODES: usize = 100_000;
 
 /// At most this many violations are spelled out in one failure message.
 const MAX_LISTED_VIOLATIONS: usize = 5;
@@ -78,12 +109,54 @@ pub enum SchemaError {
         /// The keyword.
         keyword: String,
     },
-    /// The schema nests deeper than [`MAX_SCHEMA_DEPTH`].
-    #[error("the schema nests deeper than {MAX_SCHEMA_DEPTH} levels")]
-    TooDeep,
-    /// An input schema that does not describe an object.
+    /// The schema nests deeper than [`MAX_DEPTH`].
+    #[error("the schema nests deeper than {MAX_DEPTH} levels of arrays and objects (at `{at}`)")]
+    TooDeep {
+        /// JSON Pointer to the first array or object past the limit.
+        at: String,
+    },
+    /// The schema has more than [`MAX_SCHEMA_NODES`] nodes.
+    #[error("the schema has {nodes} nodes, more than the {MAX_SCHEMA_NODES} allowed")]
+    TooLarge {
+        /// How many nodes it has.
+        nodes: usize,
+    },
+    /// Validating against the schema could apply more than [`MAX_EVALUATIONS`] subschemas to
+    /// one node of a value.
     #[error(
-        "an input schema must have `\"type\": \"object\"` at its root, since tool arguments are a JSON object"
+        "validating against it could apply {evaluations} subschemas to a single value at depth {depth}, more than the {MAX_EVALUATIONS} allowed: its `$ref`s, `allOf`, `anyOf` or `oneOf` fan out"
+    )]
+    TooCostly {
+        /// Subschema applications on one instance node (saturating).
+        evaluations: u64,
+        /// The instance depth where the bound was first exceeded.
+        depth: usize,
+    },
+    /// `$ref`s that lead back to themselves without moving into the instance: validation
+    /// would never end.
+    #[error(
+        "the `$ref`s through `{at}` form a cycle that never moves into the value, so validation would never end"
+    )]
+    ReferenceCycle {
+        /// JSON Pointer to a schema object on the cycle.
+        at: String,
+    },
+    /// The schema's references are too intricate to bound within registration's own budget.
+    #[error("its `$ref`s are too intricate to bound the cost of validating against it")]
+    TooIntricate,
+    /// A `pattern` (or a `patternProperties` key) that does not compile.
+    #[error("the regular expression `{pattern}` at `{at}` is refused: {reason}")]
+    InvalidPattern {
+        /// JSON Pointer to the `pattern` keyword or the `patternProperties` key.
+        at: String,
+        /// The pattern, cut to a readable length.
+        pattern: String,
+        /// Why.
+        reason: String,
+    },
+    /// An input schema that does not describe objects only.
+    #[error(
+        "an input schema must describe JSON objects only (`\"type\": \"object\"` at its root, or a `oneOf`/`anyOf` whose every branch has it), since tool arguments are a JSON object"
     )]
     InputNotObject,
     /// The validator refused the schema (an invalid `pattern`, a malformed keyword…).
@@ -117,20 +190,72 @@ pub(crate) enum SchemaRole {
 /// assert_eq!(schema["required"], serde_json::json!(["path"]));
 /// ```
 pub fn input_schema_for<T: JsonSchema + ?Sized>() -> Value {
-    let schema = SchemaSettings::draft2020_12()
+    let mut schema = SchemaSettings::draft2020_12()
         .for_deserialize()
         .into_generator()
         .into_root_schema_for::<T>()
         .to_value();
-    match &schema {
-        Value::Bool(true) => serde_json::json!({"type": "object"}),
-        Value::Object(map) if map.keys().all(|key| key.starts_with('$') || key == "title") => {
-            let mut object = map.clone();
-            object.insert("type".into(), "object".into());
-            Value::Object(object)
-        }
-        _ => schema,
+    if let Value::Object(map) = &schema
+        && map.keys().all(|key| key.starts_with('$') || key == "title")
+    {
+        let mut object = map.clone();
+        object.insert("type".into(), "object".into());
+        schema = Value::Object(object);
+    } else if schema == Value::Bool(true) {
+        schema = json!({"type": "object"});
     }
+    bound_numbers(&mut schema, 0);
+    schema
+}
+
+/// Adds the range of each Rust number type (which schemars names in `format` only) as
+/// `minimum`/`maximum`, so that a value the type cannot hold — `u64::MAX` for an `i32`,
+/// `1e39` for an `f32`, which serde would turn into infinity — is refused by validation,
+/// naming the field and the bound, before deserialization.
+fn bound_numbers(schema: &mut Value, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    match schema {
+        Value::Object(map) => {
+            if let Some((minimum, maximum)) = map
+                .get("format")
+                .and_then(Value::as_str)
+                .and_then(number_range)
+            {
+                map.entry("minimum").or_insert(minimum);
+                map.entry("maximum").or_insert(maximum);
+            }
+            for (key, value) in map.iter_mut() {
+                if !DATA_KEYWORDS.contains(&key.as_str()) {
+                    bound_numbers(value, depth + 1);
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                bound_numbers(item, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The range a schemars number `format` stands for, as JSON numbers serde reads exactly.
+fn number_range(format: &str) -> Option<(Value, Value)> {
+    Some(match format {
+        "int8" => (json!(i8::MIN), json!(i8::MAX)),
+        "int16" => (json!(i16::MIN), json!(i16::MAX)),
+        "int32" => (json!(i32::MIN), json!(i32::MAX)),
+        // Wider integers are read from JSON only within `i64`/`u64`.
+        "int64" | "int" | "int128" => (json!(i64::MIN), json!(i64::MAX)),
+        "uint8" => (json!(0), json!(u8::MAX)),
+        "uint16" => (json!(0), json!(u16::MAX)),
+        "uint32" => (json!(0), json!(u32::MAX)),
+        "uint64" | "uint" | "uint128" => (json!(0), json!(u64::MAX)),
+        "float" => (json!(-f64::from(f32::MAX)), json!(f64::from(f32::MAX))),
+        _ => return None,
+    })
 }
 
 /// The JSON Schema (draft 2020-12) of what `T` serializes to: the schema of a tool's value.
@@ -148,6 +273,16 @@ pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Value {
         .to_value()
 }
 
+/// The JSON Schema of what `T` deserializes from, as generated (no object rule, no added
+/// ranges): what the value of a tool must serialize to for `render` and `meta` to see it.
+pub(crate) fn deserialize_schema_for<T: JsonSchema + ?Sized>() -> Value {
+    SchemaSettings::draft2020_12()
+        .for_deserialize()
+        .into_generator()
+        .into_root_schema_for::<T>()
+        .to_value()
+}
+
 static COMPILED: AtomicU64 = AtomicU64::new(0);
 
 /// How many schemas this process has compiled into validators so far: a diagnostic that shows
@@ -156,36 +291,138 @@ pub fn compiled_schemas() -> u64 {
     COMPILED.load(Ordering::Relaxed)
 }
 
+/// A compiled schema: the validator, and whether the schema is draft-07 (whose `$ref` hides
+/// its siblings).
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    pub(crate) validator: Validator,
+    pub(crate) draft_07: bool,
+}
+
 /// Checks `schema` against the supported subset and compiles it. Done once per schema, at
-/// registration.
-pub(crate) fn compile(schema: &Value, role: SchemaRole) -> Result<Validator, SchemaError> {
+/// registration. Every check that walks the schema runs after its depth and size are known to
+/// be within the limits, and the cost bound runs before anything that could expand it.
+pub(crate) fn compile(schema: &Value, role: SchemaRole) -> Result<Compiled, SchemaError> {
     COMPILED.fetch_add(1, Ordering::Relaxed);
+    let shape = depth::inspect(schema).map_err(|error| SchemaError::TooDeep { at: error.at })?;
+    if shape.nodes > MAX_SCHEMA_NODES {
+        return Err(SchemaError::TooLarge { nodes: shape.nodes });
+    }
     let draft = check_supported(schema)?;
-    if role == SchemaRole::Input && schema.get("type").and_then(Value::as_str) != Some("object") {
+    cost::evaluations_per_node(schema).map_err(|error| match error {
+        CostError::TooCostly { evaluations, depth } => {
+            SchemaError::TooCostly { evaluations, depth }
+        }
+        CostError::Cycle { at } => SchemaError::ReferenceCycle { at },
+        CostError::TooIntricate => SchemaError::TooIntricate,
+    })?;
+    if role == SchemaRole::Input && !describes_objects_only(schema, schema, 0) {
         return Err(SchemaError::InputNotObject);
     }
     // Validate against the schema with its references inlined, when that is finite and not
     // much bigger: a reference hop per value adds up. Otherwise (recursive types, shared
     // definitions that multiply) against the schema as it is.
-    let budget = 4 * node_count(schema) + 1_024;
-    let inlined = inline_refs(schema, draft == Draft::Draft7, budget).ok();
-    jsonschema::options()
+    let budget = 4 * shape.nodes + 1_024;
+    let draft_07 = draft == Draft::Draft7;
+    let inlined = inline_refs(schema, draft_07, budget).ok();
+    let validator = jsonschema::options()
         .with_draft(draft)
         .offline()
         .with_pattern_options(PatternOptions::regex())
         .should_validate_formats(true)
         .build(inlined.as_ref().unwrap_or(schema))
-        .map_err(|error| SchemaError::Invalid {
-            message: error.to_string(),
-        })
+        .map_err(|error| refused(&error));
+    if let Some(inlined) = inlined {
+        depth::dispose_checked(inlined);
+    }
+    Ok(Compiled {
+        validator: validator?,
+        draft_07,
+    })
 }
 
-fn node_count(value: &Value) -> usize {
-    1 + match value {
-        Value::Array(items) => items.iter().map(node_count).sum(),
-        Value::Object(map) => map.values().map(node_count).sum(),
-        _ => 0,
+/// Why the validator refused a schema, with where in it.
+fn refused(error: &jsonschema::ValidationError<'_>) -> SchemaError {
+    let at = error.instance_path().to_string();
+    if let ValidationErrorKind::Format { format } = error.kind()
+        && format == "regex"
+    {
+        let pattern = match error.instance().as_ref() {
+            Value::String(pattern) => pattern.clone(),
+            // A `patternProperties` key: the last segment of the pointer.
+            _ => at.rsplit('/').next().unwrap_or_default().to_owned(),
+        };
+        return SchemaError::InvalidPattern {
+            reason: pattern_problem(&pattern),
+            pattern: truncate(&pattern, MAX_ECHOED_STRING),
+            at,
+        };
     }
+    SchemaError::Invalid {
+        message: format!(
+            "{} (at `{}`)",
+            truncate(&error.to_string(), MAX_VIOLATION_MESSAGE),
+            if at.is_empty() { "the root" } else { &at }
+        ),
+    }
+}
+
+/// What is wrong with a pattern the `regex` crate refused, in words a schema author can act on.
+fn pattern_problem(pattern: &str) -> String {
+    const ENGINE: &str = "patterns run on the `regex` crate, whose matching stays linear in the input whatever the pattern";
+    if ["(?=", "(?!", "(?<=", "(?<!"]
+        .iter()
+        .any(|look| pattern.contains(look))
+    {
+        return format!(
+            "look-around (`(?=…)`, `(?!…)`, `(?<=…)`, `(?<!…)`) is not supported: {ENGINE}"
+        );
+    }
+    let bytes = pattern.as_bytes();
+    let back_reference = bytes.windows(2).any(|pair| {
+        pair[0] == b'\\' && (pair[1].is_ascii_digit() && pair[1] != b'0' || pair[1] == b'k')
+    });
+    if back_reference {
+        return format!("back-references (`\\1`, `\\k<name>`) are not supported: {ENGINE}");
+    }
+    format!("it is not a valid regular expression ({ENGINE})")
+}
+
+/// Whether a schema can only accept JSON objects: an object type, or a union of such.
+/// `hops` bounds the references followed; the cost bound, checked before, bounds the fan-out.
+fn describes_objects_only(node: &Value, root: &Value, hops: usize) -> bool {
+    let Value::Object(map) = node else {
+        return false;
+    };
+    if hops > MAX_DEPTH {
+        return false;
+    }
+    let is_object =
+        |ty: &Value| ty == "object" || ty.as_array().is_some_and(|t| t == &[json!("object")]);
+    if map.get("type").is_some_and(is_object) {
+        return true;
+    }
+    let only = |member: &Value| describes_objects_only(member, root, hops + 1);
+    if let Some(target) = map
+        .get("$ref")
+        .and_then(Value::as_str)
+        .and_then(|reference| resolve(root, reference))
+        && only(target)
+    {
+        return true;
+    }
+    if map
+        .get("allOf")
+        .and_then(Value::as_array)
+        .is_some_and(|members| members.iter().any(only))
+    {
+        return true;
+    }
+    ["oneOf", "anyOf"].iter().any(|key| {
+        map.get(*key)
+            .and_then(Value::as_array)
+            .is_some_and(|branches| !branches.is_empty() && branches.iter().all(only))
+    })
 }
 
 fn check_supported(schema: &Value) -> Result<Draft, SchemaError> {
@@ -194,11 +431,13 @@ fn check_supported(schema: &Value) -> Result<Draft, SchemaError> {
         Value::Object(map) => match map.get("$schema") {
             None => Draft::Draft202012,
             Some(Value::String(uri)) => {
-                draft_of(uri).ok_or_else(|| SchemaError::UnsupportedDraft { uri: uri.clone() })?
+                draft_of(uri).ok_or_else(|| SchemaError::UnsupportedDraft {
+                    uri: truncate(uri, MAX_ECHOED_STRING),
+                })?
             }
             Some(other) => {
                 return Err(SchemaError::UnsupportedDraft {
-                    uri: other.to_string(),
+                    uri: truncate(&other.to_string(), MAX_ECHOED_STRING),
                 });
             }
         },
@@ -209,7 +448,7 @@ fn check_supported(schema: &Value) -> Result<Draft, SchemaError> {
         }
     };
     let mut pointer = String::new();
-    walk(schema, 0, &mut pointer)?;
+    walk(schema, &mut pointer)?;
     Ok(draft)
 }
 
@@ -229,29 +468,29 @@ fn draft_of(uri: &str) -> Option<Draft> {
 /// ordinary JSON value.
 const DATA_KEYWORDS: [&str; 4] = ["const", "enum", "default", "examples"];
 
-fn walk(node: &Value, depth: usize, pointer: &mut String) -> Result<(), SchemaError> {
-    if depth > MAX_SCHEMA_DEPTH {
-        return Err(SchemaError::TooDeep);
-    }
+/// Checks the keywords of the subset. Recursive, but only over a document already known to be
+/// at most [`MAX_DEPTH`] deep.
+fn walk(node: &Value, pointer: &mut String) -> Result<(), SchemaError> {
     match node {
         Value::Object(map) => {
+            let at = |pointer: &str| truncate(pointer, MAX_VIOLATION_MESSAGE);
             for (key, value) in map {
                 match (key.as_str(), value) {
                     ("$ref", Value::String(reference)) if !reference.starts_with('#') => {
                         return Err(SchemaError::NonLocalRef {
-                            at: pointer.clone(),
-                            reference: reference.clone(),
+                            at: at(pointer),
+                            reference: truncate(reference, MAX_ECHOED_STRING),
                         });
                     }
                     ("$dynamicRef" | "$recursiveRef", Value::String(_)) => {
                         return Err(SchemaError::UnsupportedKeyword {
-                            at: pointer.clone(),
+                            at: at(pointer),
                             keyword: key.clone(),
                         });
                     }
-                    ("$id", Value::String(_)) if depth > 0 => {
+                    ("$id", Value::String(_)) if !pointer.is_empty() => {
                         return Err(SchemaError::UnsupportedKeyword {
-                            at: pointer.clone(),
+                            at: at(pointer),
                             keyword: key.clone(),
                         });
                     }
@@ -260,17 +499,16 @@ fn walk(node: &Value, depth: usize, pointer: &mut String) -> Result<(), SchemaEr
                 }
                 let len = pointer.len();
                 pointer.push('/');
-                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                walk(value, depth + 1, pointer)?;
+                pointer.push_str(&refs::escape(key));
+                walk(value, pointer)?;
                 pointer.truncate(len);
             }
         }
         Value::Array(items) => {
             for (index, item) in items.iter().enumerate() {
                 let len = pointer.len();
-                pointer.push('/');
-                pointer.push_str(&index.to_string());
-                walk(item, depth + 1, pointer)?;
+                let _ = write!(pointer, "/{index}");
+                walk(item, pointer)?;
                 pointer.truncate(len);
             }
         }
@@ -290,8 +528,8 @@ pub(crate) fn json_type(value: &Value) -> &'static str {
     }
 }
 
-/// Explains why `instance` fails `validator`, one line per violation, bounded in length
-/// whatever the instance holds.
+/// Explains why `instance` fails `validator`, one line per violation — where, which keyword,
+/// what — bounded in length whatever the instance holds.
 pub(crate) fn describe_violations(validator: &Validator, instance: &Value) -> String {
     let mut listed = Vec::with_capacity(MAX_LISTED_VIOLATIONS);
     let mut total = 0;
@@ -308,7 +546,9 @@ pub(crate) fn describe_violations(validator: &Validator, instance: &Value) -> St
             error.masked().to_string()
         };
         listed.push(format!(
-            "- at `{at}`: {}",
+            "- at `{}` (`{}`): {}",
+            truncate(at, MAX_VIOLATION_MESSAGE),
+            error.kind().keyword(),
             truncate(&message, MAX_VIOLATION_MESSAGE)
         ));
     }
@@ -349,7 +589,7 @@ mod tests {
             "properties": {"a": {"$ref": "#/definitions/A"}},
             "definitions": {"A": {"type": "string"}}
         });
-        let validator = compile(&local, SchemaRole::Input).unwrap();
+        let validator = compile(&local, SchemaRole::Input).unwrap().validator;
         assert!(validator.is_valid(&json!({"a": "x"})));
         assert!(!validator.is_valid(&json!({"a": 1})));
         assert!(compile(&json!(true), SchemaRole::Output).is_ok());
@@ -370,11 +610,28 @@ mod tests {
             compile(&draft4, SchemaRole::Output),
             Err(SchemaError::UnsupportedDraft { .. })
         ));
-        let lookaround = json!({"type": "string", "pattern": "(?=a)b"});
-        assert!(matches!(
-            compile(&lookaround, SchemaRole::Output),
-            Err(SchemaError::Invalid { .. })
-        ));
+        let lookaround = json!({"properties": {"a": {"type": "string", "pattern": "(?=a)b"}}});
+        let Err(SchemaError::InvalidPattern {
+            at,
+            pattern,
+            reason,
+        }) = compile(&lookaround, SchemaRole::Output)
+        else {
+            panic!("a look-ahead pattern compiled");
+        };
+        assert_eq!(
+            (at.as_str(), pattern.as_str()),
+            ("/properties/a/pattern", "(?=a)b")
+        );
+        assert!(reason.starts_with("look-around"), "{reason}");
+        let keyed = json!({"patternProperties": {"(a)\\1": {}}});
+        let Err(SchemaError::InvalidPattern { at, reason, .. }) =
+            compile(&keyed, SchemaRole::Output)
+        else {
+            panic!("a back-reference compiled");
+        };
+        assert_eq!(at, "/patternProperties/(a)\\1");
+        assert!(reason.starts_with("back-references"), "{reason}");
         assert_eq!(
             compile(&json!({"type": "string"}), SchemaRole::Input).unwrap_err(),
             SchemaError::InputNotObject
@@ -405,18 +662,72 @@ mod tests {
             wrapper.insert("items".into(), schema);
             schema = Value::Object(wrapper);
         }
+        assert!(matches!(
+            compile(&schema, SchemaRole::Output),
+            Err(SchemaError::TooDeep { .. })
+        ));
+        depth::dispose(schema);
+    }
+
+    #[test]
+    fn data_keywords_count_towards_the_depth_limit() {
+        for keyword in DATA_KEYWORDS {
+            let mut data = json!(1);
+            for _ in 0..MAX_DEPTH {
+                data = json!([data]);
+            }
+            let schema = json!({"type": "array", keyword: data});
+            assert!(
+                matches!(
+                    compile(&schema, SchemaRole::Output),
+                    Err(SchemaError::TooDeep { .. })
+                ),
+                "{keyword}"
+            );
+        }
+    }
+
+    #[test]
+    fn input_schemas_may_be_unions_of_objects() {
+        let tagged = json!({"oneOf": [
+            {"type": "object", "properties": {"action": {"const": "read"}}},
+            {"$ref": "#/$defs/Write"}
+        ], "$defs": {"Write": {"type": "object", "properties": {"action": {"const": "write"}}}}});
+        assert!(compile(&tagged, SchemaRole::Input).is_ok());
+        let mixed = json!({"anyOf": [{"type": "object"}, {"type": "string"}]});
         assert_eq!(
-            compile(&schema, SchemaRole::Output).unwrap_err(),
-            SchemaError::TooDeep
+            compile(&mixed, SchemaRole::Input).unwrap_err(),
+            SchemaError::InputNotObject
         );
-        // Dropping a 10,000-deep `Value` recurses too; leak it rather than test serde_json.
-        std::mem::forget(schema);
+    }
+
+    #[test]
+    fn generated_input_schemas_carry_the_range_of_each_number_type() {
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Numbers {
+            small: i32,
+            count: u64,
+            ratio: f32,
+            #[schemars(range(max = 10))]
+            capped: u32,
+        }
+        let schema = input_schema_for::<Numbers>();
+        let properties = &schema["properties"];
+        assert_eq!(properties["small"]["maximum"], json!(i32::MAX));
+        assert_eq!(properties["count"]["maximum"], json!(u64::MAX));
+        assert_eq!(properties["ratio"]["maximum"], json!(f64::from(f32::MAX)));
+        assert_eq!(
+            properties["capped"]["maximum"],
+            json!(10),
+            "a stated bound stays"
+        );
     }
 
     #[test]
     fn violations_are_listed_and_bounded() {
         let schema = json!({"type": "array", "items": {"type": "integer"}});
-        let validator = compile(&schema, SchemaRole::Output).unwrap();
+        let validator = compile(&schema, SchemaRole::Output).unwrap().validator;
         let huge = "x".repeat(1_000_000);
         let instance = Value::Array(vec![json!(huge); 500]);
         let text = describe_violations(&validator, &instance);
@@ -425,6 +736,9 @@ mod tests {
         assert!(text.ends_with("and 95+ more"), "{text}");
 
         let text = describe_violations(&validator, &json!([1, "two"]));
-        assert_eq!(text, "- at `/1`: \"two\" is not of type \"integer\"");
+        assert_eq!(
+            text,
+            "- at `/1` (`type`): \"two\" is not of type \"integer\""
+        );
     }
 }

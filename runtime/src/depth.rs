@@ -1,0 +1,254 @@
+//! Nesting depth: the one limit on how deep arguments, values, metadata and schemas may nest,
+//! checked without recursion, and the disposal of values that are deeper.
+//!
+//! A `serde_json::Value` built in memory can be nested arbitrarily deep, and everything that
+//! walks one recursively — validation, deserialization, `Clone`, `PartialEq`, even `Drop` —
+//! overflows the stack somewhere past a few thousand levels, which aborts the process. So a
+//! value that comes from outside is measured here, by a loop, before anything recursive
+//! touches it; one that is too deep is refused and taken apart by a loop too.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::text::truncate;
+
+/// The deepest nesting of arrays and objects accepted anywhere: in a call's arguments, a tool's
+/// value, presentation metadata, a session log event's JSON and a JSON Schema.
+///
+/// A scalar has depth 0, `[]` and `{}` depth 1, `[[1]]` depth 2. Text parsed by `serde_json`
+/// is already cut off at 127 levels; this limit is lower so that a value at the limit still
+/// fits, with room to spare, inside the event that logs it.
+pub const MAX_DEPTH: usize = 64;
+
+/// Longest JSON Pointer quoted in a depth error.
+const MAX_QUOTED_POINTER: usize = 200;
+
+/// A value or schema that nests deeper than [`MAX_DEPTH`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("deeper than {MAX_DEPTH} levels of arrays and objects (at `{at}`)")]
+pub struct TooDeep {
+    /// JSON Pointer to the first array or object past the limit, cut to a readable length.
+    pub at: String,
+}
+
+/// What a walk of a value found besides its depth: hints that let the pipeline skip work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Shape {
+    /// A float with no fractional part (`1.0`) is somewhere in the value.
+    pub(crate) integral_float: bool,
+    /// A `null` is somewhere below the root.
+    pub(crate) null: bool,
+    /// How many nodes (arrays, objects and scalars) the value has.
+    pub(crate) nodes: usize,
+}
+
+/// Checks that `value` nests at most [`MAX_DEPTH`] levels, with a loop.
+///
+/// ```
+/// use serde_json::{json, Value};
+/// use toolprism::depth::{MAX_DEPTH, check_depth};
+///
+/// assert!(check_depth(&json!({"a": [1, 2, {"b": null}]})).is_ok());
+/// let mut deep = json!(1);
+/// for _ in 0..=MAX_DEPTH {
+///     deep = Value::Array(vec![deep]);
+/// }
+/// let error = check_depth(&deep).unwrap_err();
+/// assert!(error.at.starts_with("/0/0/0"));
+/// ```
+pub fn check_depth(value: &Value) -> Result<(), TooDeep> {
+    inspect(value).map(|_| ())
+}
+
+/// One walk of `value`: its depth against [`MAX_DEPTH`], and its [`Shape`].
+pub(crate) fn inspect(value: &Value) -> Result<Shape, TooDeep> {
+    let mut shape = Shape::default();
+    // One frame per open array or object: the stack's length is the current depth.
+    let mut stack: Vec<Frame<'_>> = Vec::new();
+    let mut next = Some(value);
+    loop {
+        if let Some(value) = next.take() {
+            shape.nodes += 1;
+            let children = match value {
+                Value::Array(items) => Children::Array(items.iter()),
+                Value::Object(map) => Children::Object(map.iter()),
+                Value::Number(number) => {
+                    shape.integral_float |= !number.is_i64()
+                        && !number.is_u64()
+                        && number.as_f64().is_some_and(|float| float.fract() == 0.0);
+                    Children::None
+                }
+                Value::Null => {
+                    shape.null |= !stack.is_empty();
+                    Children::None
+                }
+                Value::Bool(_) | Value::String(_) => Children::None,
+            };
+            if !matches!(children, Children::None) {
+                if stack.len() == MAX_DEPTH {
+                    return Err(too_deep(&stack));
+                }
+                stack.push(Frame {
+                    children,
+                    at: Segment::Start,
+                });
+            }
+        }
+        let Some(frame) = stack.last_mut() else {
+            return Ok(shape);
+        };
+        match frame.next_child() {
+            Some(child) => next = Some(child),
+            None => {
+                stack.pop();
+            }
+        }
+    }
+}
+
+/// One open array or object on the walk, and which child is being visited.
+struct Frame<'a> {
+    children: Children<'a>,
+    at: Segment<'a>,
+}
+
+enum Children<'a> {
+    None,
+    Array(std::slice::Iter<'a, Value>),
+    Object(serde_json::map::Iter<'a>),
+}
+
+#[derive(Clone, Copy)]
+enum Segment<'a> {
+    Start,
+    Index(usize),
+    Key(&'a str),
+}
+
+impl<'a> Frame<'a> {
+    fn next_child(&mut self) -> Option<&'a Value> {
+        match &mut self.children {
+            Children::None => None,
+            Children::Array(items) => {
+                let item = items.next()?;
+                self.at = Segment::Index(match self.at {
+                    Segment::Index(index) => index + 1,
+                    _ => 0,
+                });
+                Some(item)
+            }
+            Children::Object(entries) => {
+                let (key, value) = entries.next()?;
+                self.at = Segment::Key(key);
+                Some(value)
+            }
+        }
+    }
+}
+
+/// The error for an array or object that would open below the frames on `stack`.
+fn too_deep(stack: &[Frame<'_>]) -> TooDeep {
+    let mut at = String::new();
+    for frame in stack {
+        match frame.at {
+            Segment::Start => {}
+            Segment::Index(index) => {
+                let _ = write!(at, "/{index}");
+            }
+            Segment::Key(key) => {
+                at.push('/');
+                at.push_str(
+                    &truncate(key, MAX_QUOTED_POINTER)
+                        .replace('~', "~0")
+                        .replace('/', "~1"),
+                );
+            }
+        }
+        if at.len() > MAX_QUOTED_POINTER {
+            break;
+        }
+    }
+    TooDeep {
+        at: truncate(&at, MAX_QUOTED_POINTER),
+    }
+}
+
+/// Drops `value` with a loop instead of recursion, so that a value of any depth can be
+/// disposed of on any thread.
+pub(crate) fn dispose(value: Value) {
+    let mut pending = vec![value];
+    while let Some(value) = pending.pop() {
+        match value {
+            Value::Array(items) => pending.extend(items),
+            Value::Object(map) => pending.extend(map.into_iter().map(|(_, value)| value)),
+            _ => {}
+        }
+    }
+}
+
+/// Drops `value` normally when it is within the limit (the common case, and the cheapest),
+/// and with a loop when it is not.
+pub(crate) fn dispose_checked(value: Value) {
+    if check_depth(&value).is_err() {
+        dispose(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn nested(levels: usize) -> Value {
+        let mut value = json!("leaf");
+        for _ in 0..levels {
+            value = Value::Array(vec![json!(0), value]);
+        }
+        value
+    }
+
+    #[test]
+    fn the_limit_is_exact() {
+        assert!(check_depth(&nested(MAX_DEPTH)).is_ok());
+        let error = check_depth(&nested(MAX_DEPTH + 1)).unwrap_err();
+        assert_eq!(error.at, "/1".repeat(MAX_DEPTH));
+        // Empty containers count too.
+        let mut empty = json!([]);
+        for _ in 1..MAX_DEPTH {
+            empty = Value::Array(vec![empty]);
+        }
+        assert!(check_depth(&empty).is_ok());
+        assert!(check_depth(&Value::Array(vec![empty])).is_err());
+    }
+
+    #[test]
+    fn objects_are_measured_and_pointed_at() {
+        let mut value = json!({});
+        for _ in 0..=MAX_DEPTH {
+            let mut map = serde_json::Map::new();
+            map.insert("k".into(), value);
+            value = Value::Object(map);
+        }
+        let error = check_depth(&value).unwrap_err();
+        assert!(error.at.starts_with("/k/k/k"), "{}", error.at);
+        assert!(error.at.len() <= MAX_QUOTED_POINTER + "…".len());
+    }
+
+    #[test]
+    fn a_million_levels_are_measured_and_disposed_of_without_recursion() {
+        let deep = nested(1_000_000);
+        assert!(check_depth(&deep).is_err());
+        dispose(deep);
+    }
+
+    #[test]
+    fn the_shape_is_reported() {
+        let shape = inspect(&json!({"a": [1, 2.0], "b": 1.5})).unwrap();
+        assert!(shape.integral_float && !shape.null);
+        let shape = inspect(&json!({"a": null, "b": 2.5})).unwrap();
+        assert!(!shape.integral_float && shape.null);
+        assert!(!inspect(&json!(null)).unwrap().null);
+    }
+}
