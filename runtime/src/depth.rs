@@ -61,11 +61,13 @@ pub fn check_depth(value: &Value) -> Result<(), TooDeep> {
     inspect(value).map(|_| ())
 }
 
-/// One walk of `value`: its depth against [`MAX_DEPTH`], and its [`Shape`].
+/// One walk of `value`: its depth against [`MAX_DEPTH`], and its [`Shape`]. The walk's stack
+/// is a fixed array on the thread's stack (a few kilobytes): no allocation, no recursion.
 pub(crate) fn inspect(value: &Value) -> Result<Shape, TooDeep> {
     let mut shape = Shape::default();
-    // One frame per open array or object: the stack's length is the current depth.
-    let mut stack: Vec<Frame<'_>> = Vec::new();
+    // One frame per open array or object: `open` is the current depth.
+    let mut stack = [const { Frame::EMPTY }; MAX_DEPTH];
+    let mut open = 0;
     let mut next = Some(value);
     loop {
         if let Some(value) = next.take() {
@@ -80,29 +82,28 @@ pub(crate) fn inspect(value: &Value) -> Result<Shape, TooDeep> {
                     Children::None
                 }
                 Value::Null => {
-                    shape.null |= !stack.is_empty();
+                    shape.null |= open > 0;
                     Children::None
                 }
                 Value::Bool(_) | Value::String(_) => Children::None,
             };
             if !matches!(children, Children::None) {
-                if stack.len() == MAX_DEPTH {
+                if open == MAX_DEPTH {
                     return Err(too_deep(&stack));
                 }
-                stack.push(Frame {
+                stack[open] = Frame {
                     children,
                     at: Segment::Start,
-                });
+                };
+                open += 1;
             }
         }
-        let Some(frame) = stack.last_mut() else {
+        if open == 0 {
             return Ok(shape);
-        };
-        match frame.next_child() {
+        }
+        match stack[open - 1].next_child() {
             Some(child) => next = Some(child),
-            None => {
-                stack.pop();
-            }
+            None => open -= 1,
         }
     }
 }
@@ -127,6 +128,11 @@ enum Segment<'a> {
 }
 
 impl<'a> Frame<'a> {
+    const EMPTY: Self = Frame {
+        children: Children::None,
+        at: Segment::Start,
+    };
+
     fn next_child(&mut self) -> Option<&'a Value> {
         match &mut self.children {
             Children::None => None,
@@ -175,8 +181,20 @@ fn too_deep(stack: &[Frame<'_>]) -> TooDeep {
 }
 
 /// Drops `value` with a loop instead of recursion, so that a value of any depth can be
-/// disposed of on any thread.
-pub(crate) fn dispose(value: Value) {
+/// disposed of on any thread (`Drop` of a `Value` recurses, and overflows the stack somewhere
+/// past a few thousand levels).
+///
+/// ```
+/// use serde_json::{json, Value};
+/// use toolprism::depth::dispose;
+///
+/// let mut deep = json!(null);
+/// for _ in 0..100_000 {
+///     deep = Value::Array(vec![deep]);
+/// }
+/// dispose(deep);
+/// ```
+pub fn dispose(value: Value) {
     let mut pending = vec![value];
     while let Some(value) = pending.pop() {
         match value {

@@ -74,7 +74,7 @@ pub(crate) async fn dispatch(snapshot: &Snapshot, call: ToolCall, surface: Surfa
     );
     // The last line of defence: a panic in the pipeline itself (a bug here or in a
     // dependency) is a failure too. User code is contained closer to where it runs.
-    let run = Box::pin(run(snapshot, call, surface).instrument(span.clone()));
+    let run = std::pin::pin!(run(snapshot, call, surface).instrument(span.clone()));
     let outcome = match contain(|| run).await {
         Ok(outcome) => outcome,
         Err(panic) => {

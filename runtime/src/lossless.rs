@@ -144,15 +144,22 @@ struct ValueSerializer {
 impl ValueSerializer {
     /// The depth of the children of `levels` nested containers opened here, if that stays
     /// within [`MAX_DEPTH`]: the check comes before the value's `Serialize` recurses further.
+    #[inline]
     fn open(self, levels: usize) -> Result<usize, Error> {
         let depth = self.depth + levels;
         if depth > MAX_DEPTH {
-            return Err(Error::new(format!(
-                "the value nests deeper than {MAX_DEPTH} levels of arrays and objects"
-            )));
+            return Err(too_deep());
         }
         Ok(depth)
     }
+}
+
+#[cold]
+#[inline(never)]
+fn too_deep() -> Error {
+    Error::new(format!(
+        "the value nests deeper than {MAX_DEPTH} levels of arrays and objects"
+    ))
 }
 
 impl ser::Serializer for ValueSerializer {

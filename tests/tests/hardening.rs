@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Waker};
 
 use serde_json::{Map, Value, json};
-use toolprism::depth::{MAX_DEPTH, check_depth};
+use toolprism::depth::{MAX_DEPTH, check_depth, dispose};
 use toolprism::lower::{self, Provider, ToolOptions, lower_tools};
 use toolprism::prelude::*;
 use toolprism::schema::SchemaError;
@@ -53,15 +53,14 @@ fn member(key: &str, value: Value) -> Value {
     Value::Object(map)
 }
 
-/// Drops a value that may be deeper than the stack allows, by taking it apart.
-fn release(value: Value) {
-    let mut pending = vec![value];
-    while let Some(value) = pending.pop() {
-        match value {
-            Value::Array(items) => pending.extend(items),
-            Value::Object(map) => pending.extend(map.into_iter().map(|(_, v)| v)),
-            _ => {}
-        }
+/// Why a tool with this input schema is refused at registration.
+fn refusal(schema: Value) -> SchemaError {
+    match Registry::builder()
+        .tool(echo("refused", schema, json!(true)))
+        .build()
+    {
+        Err(RegistrationError::Schema { source, .. }) => source,
+        other => panic!("expected a schema refusal, got {other:?}"),
     }
 }
 
@@ -488,29 +487,15 @@ fn schemas_nested_through_data_keywords_or_references_are_refused() {
         };
         let mut schema = json!({"type": "object"});
         schema["properties"] = member("a", member(keyword, data));
-        let error = Registry::builder()
-            .tool(echo("deep", schema, json!(true)))
-            .build()
-            .unwrap_err();
+        let error = refusal(schema);
         assert!(
-            matches!(
-                error,
-                RegistrationError::Schema {
-                    source: SchemaError::TooDeep { .. },
-                    ..
-                }
-            ),
+            matches!(error, SchemaError::TooDeep { .. }),
             "{keyword}: {error}"
         );
     }
     let mut into_data = json!({"type": "object", "properties": {"a": {"$ref": "#/$defs/D/const"}}});
     into_data["$defs"] = member("D", member("const", deep_object(100_000)));
-    assert!(
-        Registry::builder()
-            .tool(echo("deep", into_data, json!(true)))
-            .build()
-            .is_err()
-    );
+    assert!(matches!(refusal(into_data), SchemaError::TooDeep { .. }));
 }
 
 // ================================================================ 3. validation cost
@@ -535,18 +520,9 @@ fn schemas_whose_validation_cost_fans_out_are_refused_at_registration() {
         for levels in [20, 40] {
             let schema = fan_out(levels, applicator);
             assert!(schema.to_string().len() < 4_096, "a small schema");
-            let error = Registry::builder()
-                .tool(echo("fan", schema, json!(true)))
-                .build()
-                .unwrap_err();
+            let error = refusal(schema);
             assert!(
-                matches!(
-                    error,
-                    RegistrationError::Schema {
-                        source: SchemaError::TooCostly { .. },
-                        ..
-                    }
-                ),
+                matches!(error, SchemaError::TooCostly { .. }),
                 "{applicator} {levels}: {error}"
             );
             assert!(error.to_string().contains("fan out"), "{error}");
@@ -730,7 +706,7 @@ fn lowering_any_schema_is_bounded_by_the_depth_limit() {
             let error = result.unwrap_err();
             assert!(error.reason.contains("deeper than"), "{error}");
         }
-        release(schema);
+        dispose(schema);
     }
     // At the limit, all three lower.
     let schema = json!({"type": "object", "properties": {"a": nested_items((MAX_DEPTH - 3) / 2)}});

@@ -4,6 +4,14 @@
 //! Results are lowered from the content the model was shown — never from the canonical value —
 //! so what a provider receives is what the session log records and replay shows.
 //!
+//! Input schemas reach every provider with one object at the root: a union of objects (an
+//! internally tagged enum as the args type) is flattened by [`object_root`], its shapes spelled
+//! out in the description. What a lowered schema lets a model send, dispatch accepts, except
+//! for constraints a dialect cannot carry, which are folded into descriptions (`minLength: 3`,
+//! `oneOf: …`); a value breaking one of those is refused with a message naming the keyword.
+//! Every function here refuses a schema deeper than
+//! [`MAX_DEPTH`](crate::depth::MAX_DEPTH) before recursing, and is linear in the schema.
+//!
 //! | provider | a tool definition | a result lowers to |
 //! |---|---|---|
 //! | [`Provider::OpenAiChat`] | `{"type": "function", "function": {…}}` | a `role: "tool"` message with the text; images in a following `role: "user"` message |
