@@ -82,8 +82,12 @@ pub struct CallEvent {
     pub id: String,
     /// The tool name the model asked for.
     pub name: String,
-    /// The arguments, when they were JSON.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The arguments, when they were JSON (`null` included).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub args: Option<Value>,
     /// The arguments as the provider sent them, when they were not valid JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -125,9 +129,19 @@ pub struct ResultEvent {
     /// The error of a failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<FailureError>,
-    /// Presentation metadata, when there was any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Presentation metadata, when there was any (`null` included).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub meta: Option<Value>,
+}
+
+/// A JSON field that is present, even as `null`, is `Some`: `Option`'s own `Deserialize`
+/// would read a written `Some(null)` back as `None`.
+fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
 
 impl ResultEvent {

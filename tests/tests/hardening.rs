@@ -579,12 +579,20 @@ fn the_writer_refuses_at_write_time_what_the_reader_would_drop() {
     let (log, _) = SessionLog::open(&path, LogOptions::default()).unwrap();
     log.append(&call_event("ok", deep_array(MAX_DEPTH)))
         .unwrap();
+    // `null` arguments are arguments, and read back as such (not as "no arguments").
+    log.append(&call_event("null", Value::Null)).unwrap();
     let too_deep = call_event("deep", deep_array(MAX_DEPTH + 1));
     let error = log.append(&too_deep).unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
     assert!(error.to_string().contains("cannot be logged faithfully"));
     let contents = SessionLog::read(&path).unwrap();
-    assert_eq!(contents.events, [call_event("ok", deep_array(MAX_DEPTH))]);
+    assert_eq!(
+        contents.events,
+        [
+            call_event("ok", deep_array(MAX_DEPTH)),
+            call_event("null", Value::Null)
+        ]
+    );
     assert!(contents.problems.is_empty());
 }
 

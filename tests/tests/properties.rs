@@ -705,11 +705,16 @@ proptest! {
         let path = dir.path().join("session.jsonl");
         let (log, _) = SessionLog::open(&path, LogOptions::default()).unwrap();
         let mut accepted = Vec::new();
+        // Torn lines: tears with no accepted append between them run into one line.
         let mut torn = 0;
+        let mut fresh_line = true;
         for (event, tear) in events {
             let before = std::fs::metadata(&path).unwrap().len();
             match log.append(&event) {
-                Ok(()) => accepted.push(event),
+                Ok(()) => {
+                    accepted.push(event);
+                    fresh_line = true;
+                }
                 Err(error) => {
                     prop_assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
                     prop_assert_eq!(std::fs::metadata(&path).unwrap().len(), before);
@@ -720,7 +725,8 @@ proptest! {
                 use std::io::Write as _;
                 let mut other = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
                 other.write_all(b"{\"v\":1,\"kind\":\"tool_re").unwrap();
-                torn += 1;
+                torn += usize::from(fresh_line);
+                fresh_line = false;
             }
         }
         let contents = SessionLog::read(&path).unwrap();

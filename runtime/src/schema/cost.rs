@@ -15,7 +15,8 @@
 //! whatever a model sends. A cycle of references that never moves to a child — which would
 //! apply subschemas forever — has no bound and is refused.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
@@ -80,49 +81,77 @@ struct Graph<'a> {
     /// In-place edges, with a weight (2 where `unevaluated*` makes a node evaluate its
     /// in-place subschemas a second time).
     in_place: Vec<Vec<(usize, u64)>>,
-    /// Edges to a child: from, to, which children.
-    child: Vec<(usize, usize, Label<'a>)>,
+    /// Edges to a child, per subschema: to, which children.
+    child: Vec<Vec<(usize, Label<'a>)>>,
     /// A topological order of the in-place edges.
     order: Vec<usize>,
     /// Each node's position in `order`.
     rank: Vec<usize>,
+    scratch: RefCell<Scratch>,
 }
 
+/// How many applications of which subschemas: `(node, count)`, sorted by node, counts above 0.
+type Counts = Vec<(usize, u64)>;
+
+/// The most distinct instance paths followed separately at one depth; past it, they are merged
+/// into one elementwise maximum, which still bounds each of them.
+const MAX_FRONTIER: usize = 10_000;
+
 /// The most subschema applications one instance node can receive, if it is bounded.
+///
+/// Instance paths are followed as classes: every property name and array index a schema names
+/// is its own class, and one class stands for all the others. Each class carries how many
+/// times each subschema applies at its end; classes that end alike are merged.
 pub(crate) fn evaluations_per_node(root: &Value) -> Result<u64, CostError> {
     let mut graph = Graph::build(root);
     graph.sort()?;
     let mut steps = 0_u64;
-    let mut counts = vec![0_u64; graph.pointers.len()];
-    counts[0] = 1;
-    graph.close(&mut counts);
-    let mut worst = 0;
-    for depth in 0..=MAX_DEPTH {
-        if depth > 0 {
-            let next = graph.step(&counts, &mut steps)?;
-            // Every further level repeats this one.
-            if next == counts {
-                break;
-            }
-            counts = next;
+    let start = graph.close(vec![(0, 1)], &mut steps)?;
+    let mut worst = total(&start);
+    within_bound(worst, 0)?;
+    let mut frontier = vec![start];
+    for depth in 1..=MAX_DEPTH {
+        let mut next = graph.children(&frontier, &mut steps)?;
+        if next.len() > MAX_FRONTIER {
+            next = vec![elementwise_max(&next)];
         }
-        let evaluations = total(&counts);
-        if evaluations > MAX_EVALUATIONS {
-            return Err(CostError::TooCostly { evaluations, depth });
+        for counts in &next {
+            let evaluations = total(counts);
+            within_bound(evaluations, depth)?;
+            worst = worst.max(evaluations);
         }
-        worst = worst.max(evaluations);
-        // Nothing moves further down.
-        if evaluations == 0 {
+        // Nothing moves further down, or every further level repeats this one.
+        if next.is_empty() || next == frontier {
             break;
         }
+        frontier = next;
     }
     Ok(worst)
 }
 
-fn total(counts: &[u64]) -> u64 {
+fn within_bound(evaluations: u64, depth: usize) -> Result<(), CostError> {
+    if evaluations > MAX_EVALUATIONS {
+        return Err(CostError::TooCostly { evaluations, depth });
+    }
+    Ok(())
+}
+
+fn total(counts: &Counts) -> u64 {
     counts
         .iter()
-        .fold(0, |sum, &count| sum.saturating_add(count))
+        .fold(0, |sum, &(_, count)| sum.saturating_add(count))
+}
+
+/// One set of counts at least as high as each of `all`.
+fn elementwise_max(all: &[Counts]) -> Counts {
+    let mut merged: BTreeMap<usize, u64> = BTreeMap::new();
+    for counts in all {
+        for &(node, count) in counts {
+            let slot = merged.entry(node).or_insert(0);
+            *slot = (*slot).max(count);
+        }
+    }
+    merged.into_iter().collect()
 }
 
 impl<'a> Graph<'a> {
@@ -135,6 +164,12 @@ impl<'a> Graph<'a> {
                 child: Vec::new(),
                 order: Vec::new(),
                 rank: Vec::new(),
+                scratch: RefCell::new(Scratch {
+                    values: Vec::new(),
+                    seen: Vec::new(),
+                    reached: Vec::new(),
+                    pending: Vec::new(),
+                }),
             },
             nodes: Vec::new(),
             index: HashMap::new(),
@@ -173,6 +208,12 @@ impl<'a> Graph<'a> {
                 at: self.pointers[stuck].clone(),
             });
         }
+        self.scratch = RefCell::new(Scratch {
+            values: vec![0; count],
+            seen: vec![false; count],
+            reached: Vec::new(),
+            pending: Vec::new(),
+        });
         self.rank = vec![0; count];
         for (position, &node) in self.order.iter().enumerate() {
             self.rank[node] = position;
@@ -180,99 +221,95 @@ impl<'a> Graph<'a> {
         Ok(())
     }
 
-    /// Adds to `counts` every application that in-place edges lead to from what is there.
-    fn close(&self, counts: &mut [u64]) {
-        for &node in &self.order {
-            let count = counts[node];
-            if count == 0 {
-                continue;
-            }
-            for &(to, weight) in &self.in_place[node] {
-                counts[to] = counts[to].saturating_add(count.saturating_mul(weight));
-            }
-        }
-    }
-
-    /// The applications one instance child receives, at worst, given `counts` at its parent.
-    fn step(&self, counts: &[u64], steps: &mut u64) -> Result<Vec<u64>, CostError> {
-        let count = counts.len();
-        let mut worst = vec![0_u64; count];
-        // Edges into any child of a kind, and edges into one named child, grouped.
-        let mut any: [Vec<u64>; 3] = [vec![0; count], vec![0; count], vec![0; count]];
-        let mut specific: BTreeMap<Label<'a>, Vec<(usize, u64)>> = BTreeMap::new();
-        for &(from, to, label) in &self.child {
-            let count = counts[from];
-            if count == 0 {
-                continue;
-            }
-            if label.is_any() {
-                let slot = &mut any[usize::from(label.kind())][to];
-                *slot = slot.saturating_add(count);
-            } else {
-                specific.entry(label).or_default().push((to, count));
-            }
-        }
-        for (kind, base) in any.iter_mut().enumerate() {
-            self.close(base);
-            *steps += u64::try_from(count).unwrap_or(u64::MAX);
-            // Each specific child gets the applications every child of its kind gets, plus its
-            // own; the worst child of the kind bounds them all.
-            let mut own_worst = vec![0_u64; count];
-            for (label, seeds) in &specific {
-                if usize::from(label.kind()) != kind {
-                    continue;
+    /// The applications the children of instance nodes with these `frontier` counts receive,
+    /// one set of counts per class of child, deduplicated.
+    fn children(&self, frontier: &[Counts], steps: &mut u64) -> Result<Vec<Counts>, CostError> {
+        let mut next = Vec::new();
+        for counts in frontier {
+            // Seeds for any child of a kind, and for each named child.
+            let mut any: [Counts; 3] = [Vec::new(), Vec::new(), Vec::new()];
+            let mut named: BTreeMap<Label<'a>, Counts> = BTreeMap::new();
+            for &(node, count) in counts {
+                for &(to, label) in &self.child[node] {
+                    if label.is_any() {
+                        any[usize::from(label.kind())].push((to, count));
+                    } else {
+                        named.entry(label).or_default().push((to, count));
+                    }
                 }
-                self.close_sparse(seeds, &mut own_worst, steps)?;
             }
-            for node in 0..count {
-                let candidate = base[node].saturating_add(own_worst[node]);
-                worst[node] = worst[node].max(candidate);
+            for (kind, seeds) in any.iter().enumerate() {
+                // A child no subschema names: only what applies to every child.
+                if !seeds.is_empty() {
+                    next.push(self.close(seeds.clone(), steps)?);
+                }
+                for (label, own) in &named {
+                    if usize::from(label.kind()) == kind {
+                        let mut all = seeds.clone();
+                        all.extend_from_slice(own);
+                        next.push(self.close(all, steps)?);
+                    }
+                }
             }
         }
-        Ok(worst)
+        next.sort_unstable();
+        next.dedup();
+        Ok(next)
     }
 
-    /// Closes `seeds` over in-place edges, touching only what they reach, and raises `worst`
-    /// to the result wherever it is higher.
-    fn close_sparse(
-        &self,
-        seeds: &[(usize, u64)],
-        worst: &mut [u64],
-        steps: &mut u64,
-    ) -> Result<(), CostError> {
-        let mut values: HashMap<usize, u64> = HashMap::new();
-        let mut pending: Vec<usize> = Vec::new();
-        for &(node, count) in seeds {
-            let value = values.entry(node).or_insert(0);
-            *value = value.saturating_add(count);
+    /// `seeds` with everything in-place edges lead to from them, touching only what they
+    /// reach.
+    fn close(&self, seeds: Counts, steps: &mut u64) -> Result<Counts, CostError> {
+        let mut scratch = self.scratch.borrow_mut();
+        let Scratch {
+            values,
+            seen,
+            reached,
+            pending,
+        } = &mut *scratch;
+        for (node, count) in seeds {
+            values[node] = values[node].saturating_add(count);
             pending.push(node);
         }
-        let mut reached: Vec<usize> = Vec::new();
-        let mut seen: HashSet<usize> = HashSet::new();
         while let Some(node) = pending.pop() {
-            if !seen.insert(node) {
+            if seen[node] {
                 continue;
             }
+            seen[node] = true;
             reached.push(node);
-            for &(to, _) in &self.in_place[node] {
-                pending.push(to);
+            pending.extend(self.in_place[node].iter().map(|&(to, _)| to));
+        }
+        *steps += reached.len() as u64 + 1;
+        reached.sort_unstable_by_key(|&node| self.rank[node]);
+        for &node in reached.iter() {
+            let value = values[node];
+            for &(to, weight) in &self.in_place[node] {
+                values[to] = values[to].saturating_add(value.saturating_mul(weight));
             }
         }
-        *steps += reached.len() as u64;
+        let mut counts: Counts = Vec::with_capacity(reached.len());
+        for &node in reached.iter() {
+            if values[node] > 0 {
+                counts.push((node, values[node]));
+            }
+            values[node] = 0;
+            seen[node] = false;
+        }
+        reached.clear();
+        counts.sort_unstable();
         if *steps > MAX_ANALYSIS_STEPS {
             return Err(CostError::TooIntricate);
         }
-        reached.sort_unstable_by_key(|&node| self.rank[node]);
-        for &node in &reached {
-            let value = values.get(&node).copied().unwrap_or(0);
-            for &(to, weight) in &self.in_place[node] {
-                let slot = values.entry(to).or_insert(0);
-                *slot = slot.saturating_add(value.saturating_mul(weight));
-            }
-            worst[node] = worst[node].max(value);
-        }
-        Ok(())
+        Ok(counts)
     }
+}
+
+/// Buffers `close` reuses: one slot per subschema, reset after each use.
+struct Scratch {
+    values: Vec<u64>,
+    seen: Vec<bool>,
+    reached: Vec<usize>,
+    pending: Vec<usize>,
 }
 
 /// Discovers the graph, one subschema at a time.
@@ -293,6 +330,7 @@ impl<'a> Builder<'a> {
         self.index.insert(std::ptr::from_ref(schema), node);
         self.graph.pointers.push(pointer);
         self.graph.in_place.push(Vec::new());
+        self.graph.child.push(Vec::new());
         node
     }
 
@@ -303,7 +341,7 @@ impl<'a> Builder<'a> {
 
     fn child(&mut self, from: usize, schema: &'a Value, pointer: String, label: Label<'a>) {
         let to = self.add(schema, pointer);
-        self.graph.child.push((from, to, label));
+        self.graph.child[from].push((to, label));
     }
 
     /// Adds the edges of node `at`.
