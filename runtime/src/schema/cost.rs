@@ -458,6 +458,24 @@ mod tests {
     }
 
     #[test]
+    fn many_named_properties_are_counted_apart() {
+        // Each property's subtree applies only under its own name: 2,000 of them cost no more
+        // than one.
+        let mut properties = serde_json::Map::new();
+        for index in 0..2_000 {
+            properties.insert(
+                format!("p{index}"),
+                json!({"type": "object", "properties": {
+                    "next": {"allOf": [{"type": "string"}, {"maxLength": 3}]},
+                    "tag": {"type": "string"}
+                }}),
+            );
+        }
+        let wide = json!({"type": "object", "properties": properties});
+        assert_eq!(evaluations_per_node(&wide), Ok(3));
+    }
+
+    #[test]
     fn fan_out_that_grows_with_the_instance_is_refused() {
         // Each array level doubles: 2^depth applications on a deep enough element.
         let doubling = json!({"$ref": "#/$defs/T", "$defs": {"T": {"allOf": [
