@@ -2,7 +2,8 @@
 
 use std::fmt::Write as _;
 
-use toolprism::{Card, ContentBlock};
+use toolprism::ContentBlock;
+use toolprism::present::Card;
 
 pub use crate::text::shorten;
 

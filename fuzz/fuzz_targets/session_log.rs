@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use toolprism::{SessionLog, replay};
+use toolprism::session::{SessionLog, replay};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(contents) = SessionLog::read_from(data) else {

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use toolprism::{BoundLimits, FsOutputStore, plan_cut, preview};
+use toolprism::bound::{BoundLimits, FsOutputStore, plan_cut, preview};
 
 /// Log-like text: numbered lines of varying length, some multi-byte.
 fn text_of(bytes: usize) -> String {

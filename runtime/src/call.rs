@@ -1,4 +1,4 @@
-//! What comes in: a tool call, the surface it arrives on, and the context a body sees.
+//! What comes in: a tool call, and the surface it arrives on.
 
 use std::sync::Arc;
 
@@ -109,50 +109,5 @@ impl ToolCall {
     /// The call's parts: id, name, arguments.
     pub(crate) fn into_parts(self) -> (Arc<str>, String, CallArgs) {
         (self.id, self.name, self.args)
-    }
-}
-
-/// What a tool body may know about its call: the call id, the tool's name and the surface.
-///
-/// A `#[tool]` function takes it as an optional `&ToolContext` parameter.
-///
-/// ```
-/// use toolprism::prelude::*;
-///
-/// /// Says which call this is.
-/// #[tool]
-/// fn whoami(cx: &ToolContext) -> String {
-///     format!("{} called as {}", cx.tool_name(), cx.call_id())
-/// }
-/// ```
-#[derive(Clone, Debug)]
-pub struct ToolContext {
-    call_id: Arc<str>,
-    tool_name: Arc<str>,
-    surface: Surface,
-}
-
-impl ToolContext {
-    pub(crate) fn new(call_id: Arc<str>, tool_name: Arc<str>, surface: Surface) -> Self {
-        Self {
-            call_id,
-            tool_name,
-            surface,
-        }
-    }
-
-    /// The id of this call.
-    pub fn call_id(&self) -> &str {
-        &self.call_id
-    }
-
-    /// The registered name of the tool being called.
-    pub fn tool_name(&self) -> &str {
-        &self.tool_name
-    }
-
-    /// Whether a model or a program made this call.
-    pub fn surface(&self) -> Surface {
-        self.surface
     }
 }

@@ -1,61 +1,69 @@
+//! # Where things are
+//!
+//! The root holds what a tool author and a host touch first: the macros, [`Registry`] and its
+//! [`RegistryBuilder`], the [`Snapshot`] a request dispatches through, [`ToolDef`],
+//! [`ToolCall`], [`ToolContext`], [`Surface`], [`ToolOutcome`] and its two sides,
+//! [`ContentBlock`], [`ToolError`], [`FrozenValue`] and [`RegistrationError`]. The rest is in
+//! modules named for their concern; imports between them point one way, top to bottom:
+//!
+//! | module | what it is for |
+//! |---|---|
+//! | [`session`] | the durable session log, and replay of what a session showed |
+//! | [`lower`] | tool definitions and results in each provider's wire format |
+//! | `registry` (root) | the registry: tools and stages, handing out snapshots |
+//! | [`pipeline`] | one call's way through: snapshots, wrappers, pre- and post-execute policies, the approver, panic containment |
+//! | [`tool`](mod@tool) | defining tools: the builder, what a type needs to be arguments or a value, what registration makes of a tool |
+//! | [`context`] | what a body reaches during a call: host state, progress, nested dispatch |
+//! | [`bound`] | bounding what the model reads, and the stores that keep the full text |
+//! | [`present`] | projections: content blocks, cards, presentation metadata |
+//! | [`schema`] | JSON Schemas: generation, the supported subset and its limits, validation cost |
+//! | [`value`] | the canonical value: the lossless snapshot, the frozen value |
+//! | [`error`] | failure kinds and codes, and the error a body returns |
+//! | [`depth`] | the one nesting limit, and disposal of values past it |
+//!
 #![doc = include_str!("../../README.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod bound;
+pub mod bound;
 mod call;
-mod card;
-mod content;
+pub mod context;
 pub mod depth;
-mod dispatch;
-mod error;
-mod lossless;
+pub mod error;
 pub mod lower;
-mod meta;
 mod outcome;
-mod panic;
-mod policy;
+pub mod pipeline;
+pub mod present;
 mod registry;
 pub mod schema;
-mod session;
-mod store;
+pub mod session;
 mod text;
-mod tool;
-mod value;
-mod wrap;
+pub mod tool;
+pub mod value;
 
-pub use bound::{BoundLimits, Cut, count_lines, plan_cut, preview};
-pub use call::{Surface, ToolCall, ToolContext};
-pub use card::{
-    Card, DiffCard, GenericCard, ReadCard, SearchCard, SearchMatch, TerminalCard, WebCard,
-    present_call, present_result,
-};
-pub use content::{ContentBlock, IntoContent};
-pub use error::{ErrorInfo, FailureError, ToolError, codes};
-pub use lossless::{LosslessError, to_lossless_value};
-pub use meta::{IntoMeta, Json, MetaError};
-pub use outcome::{AdditionalContext, ToolFailure, ToolOutcome, ToolSuccess};
-pub use policy::{
-    Approval, ApprovalRequest, Approver, PostAction, PostDecision, PostExecutePolicy, PreDecision,
-    PreExecutePolicy,
-};
-pub use registry::{
-    MAX_TOOL_NAME_LEN, RegistrationError, Registry, RegistryBuilder, Snapshot, ToolDefinition,
-    is_valid_tool_name,
-};
-pub use session::{
-    CallEvent, LOG_FORMAT_VERSION, LogContents, LogOptions, LogProblem, MAX_EVENT_BYTES,
-    NestedEvent, OpenReport, RecordError, ReplayedCall, ReplayedResult, ResultEvent, SessionEvent,
-    SessionLog, replay,
-};
-pub use store::{
-    CleanupReport, FsOutputStore, RetainError, RetainedOutput, RetentionRule, ToolOutputStore,
-};
-pub use tool::{
-    BoxFuture, IntoToolDef, ToolArgs, ToolBuilder, ToolDef, ToolOutput, Toolset, TypedToolBuilder,
-    WithArgs, WithSignature,
-};
+use std::future::Future;
+use std::pin::Pin;
+
+#[doc(inline)]
+pub use call::{Surface, ToolCall};
+#[doc(inline)]
+pub use context::ToolContext;
+#[doc(inline)]
+pub use error::ToolError;
+#[doc(inline)]
+pub use outcome::{ToolFailure, ToolOutcome, ToolSuccess};
+#[doc(inline)]
+pub use pipeline::Snapshot;
+#[doc(inline)]
+pub use present::ContentBlock;
+#[doc(inline)]
+pub use registry::{Registry, RegistryBuilder};
+#[doc(inline)]
+pub use tool::{RegistrationError, ToolDef};
+#[doc(inline)]
 pub use value::FrozenValue;
-pub use wrap::{ExecuteCall, Executed, Next, Wrapper};
+
+/// A boxed, `Send` future: what wrappers, approvers and output stores return.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Turns a function into a tool.
 ///
@@ -152,7 +160,7 @@ pub use toolprism_macros::tool;
 
 /// Turns the `#[tool]` methods of an impl block into a set of tools that share the state.
 ///
-/// The methods take `&self` (or no receiver). The generated [`Toolset`] impl captures the
+/// The methods take `&self` (or no receiver). The generated [`Toolset`](tool::Toolset) impl captures the
 /// value once, as an `Arc<Self>`, when the set is registered with
 /// [`RegistryBuilder::toolset`]; every call of every tool sees that same state.
 ///
@@ -185,9 +193,10 @@ pub use toolprism_macros::toolset;
 /// derives); the derives expand to paths into `serde` and `schemars`, so a crate that derives
 /// them depends on those two crates as well.
 pub mod prelude {
+    pub use crate::present::{Card, Json};
     pub use crate::{
-        Card, ContentBlock, Json, Registry, Surface, ToolCall, ToolContext, ToolDef, ToolError,
-        ToolOutcome, tool, toolset,
+        ContentBlock, Registry, Surface, ToolCall, ToolContext, ToolDef, ToolError, ToolOutcome,
+        tool, toolset,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -196,7 +205,7 @@ pub mod prelude {
 /// What `#[tool]` and `#[toolset]` expand to. Not public API: names here change without notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::call::ToolContext;
+    pub use crate::context::ToolContext;
     pub use crate::error::ToolError;
     pub use crate::tool::{IntoToolDef, ToolArgs, ToolDef, ToolOutput, Toolset};
     pub use schemars;

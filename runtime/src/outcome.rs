@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::content::ContentBlock;
 use crate::error::FailureError;
+use crate::present::ContentBlock;
 use crate::value::FrozenValue;
 
 /// The result of one dispatched call.

@@ -49,12 +49,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::call::{Surface, ToolCall};
-use crate::card::{Card, present_call, present_result};
-use crate::content::ContentBlock;
 use crate::depth::check_depth;
 use crate::error::FailureError;
 use crate::outcome::ToolOutcome;
-use crate::registry::Snapshot;
+use crate::pipeline::Snapshot;
+use crate::present::ContentBlock;
+use crate::present::{Card, present_call, present_result};
 
 /// The event format version this crate writes.
 pub const LOG_FORMAT_VERSION: u64 = 1;
@@ -245,7 +245,7 @@ pub struct RecordError {
 ///
 /// ```
 /// use toolprism::prelude::*;
-/// use toolprism::{LogOptions, SessionLog, replay};
+/// use toolprism::session::{LogOptions, SessionLog, replay};
 /// use serde_json::json;
 ///
 /// /// Adds.
@@ -403,7 +403,7 @@ impl SessionLog {
     /// Reads a log from any reader (a file, a socket, bytes in memory), one line at a time.
     ///
     /// ```
-    /// use toolprism::SessionLog;
+    /// use toolprism::session::SessionLog;
     ///
     /// let log = b"{\"v\":1,\"kind\":\"tool_call\",\"id\":\"c1\",\"name\":\"add\"}\nnot json\n";
     /// let contents = SessionLog::read_from(&log[..]).unwrap();

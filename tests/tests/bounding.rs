@@ -9,11 +9,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
-use toolprism::prelude::*;
-use toolprism::{
-    BoundLimits, ExecuteCall, FsOutputStore, PostDecision, RetainedOutput, RetentionRule, codes,
-    count_lines, plan_cut, preview,
+use toolprism::bound::{
+    BoundLimits, FsOutputStore, RetainedOutput, RetentionRule, count_lines, plan_cut, preview,
 };
+use toolprism::error::codes;
+use toolprism::pipeline::{ExecuteCall, PostDecision};
+use toolprism::prelude::*;
 use toolprism_tests::TempDir;
 
 /// `emit`: returns the text it is given, as its value and (by default render) its content.
@@ -385,7 +386,7 @@ async fn failure_text_is_bounded_too() {
 #[tokio::test]
 async fn oversized_or_invalid_meta_is_dropped_and_the_call_succeeds() {
     let dir = TempDir::new("meta");
-    let with_meta = |name: &str, meta: fn(&Value, &String) -> toolprism::Json<Value>| {
+    let with_meta = |name: &str, meta: fn(&Value, &String) -> toolprism::present::Json<Value>| {
         ToolDef::builder(name)
             .description("Has metadata.")
             .handler(
@@ -399,14 +400,14 @@ async fn oversized_or_invalid_meta_is_dropped_and_the_call_succeeds() {
         .handler(
             |_args: Value, _cx: ToolContext| async move { Ok::<_, ToolError>("ok".to_owned()) },
         )
-        .meta(|_args: &Value, _value: &String| toolprism::Json(vec![f64::NAN]))
+        .meta(|_args: &Value, _value: &String| toolprism::present::Json(vec![f64::NAN]))
         .build();
     let registry = Registry::builder()
         .tool(with_meta("big_meta", |_, _| {
-            toolprism::Json(json!({"blob": "x".repeat(100_000)}))
+            toolprism::present::Json(json!({"blob": "x".repeat(100_000)}))
         }))
         .tool(with_meta("small_meta", |_, _| {
-            toolprism::Json(json!({"badge": "small"}))
+            toolprism::present::Json(json!({"badge": "small"}))
         }))
         .tool(nan_meta)
         .output_store(FsOutputStore::new(dir.path()))

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolprism::prelude::*;
-use toolprism::{Card, present_call, present_result};
+use toolprism::present::{Card, present_call, present_result};
 use toolprism_examples::tools::{self, Workspace};
 use toolprism_tests::TempDir;
 

@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
+use toolprism::Snapshot;
+use toolprism::error::codes;
 use toolprism::prelude::*;
-use toolprism::{Snapshot, codes};
 use toolprism_tests::code;
 
 /// Tools `t0`…`t{TOOLS-1}` exist in some version at any time.

@@ -11,15 +11,17 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Waker};
 
 use serde_json::{Map, Value, json};
+use toolprism::RegistrationError;
+use toolprism::bound::{BoundLimits, RetainError, RetainedOutput, ToolOutputStore};
 use toolprism::depth::{MAX_DEPTH, check_depth, dispose};
+use toolprism::error::codes;
 use toolprism::lower::{self, Provider, ToolOptions, lower_tools};
+use toolprism::pipeline::{
+    Approval, ApprovalRequest, ExecuteCall, Executed, Next, PostDecision, PreDecision,
+};
 use toolprism::prelude::*;
 use toolprism::schema::SchemaError;
-use toolprism::{
-    Approval, ApprovalRequest, BoundLimits, CallEvent, ExecuteCall, Executed, LogOptions,
-    LogProblem, Next, PostDecision, PreDecision, RegistrationError, RetainError, RetainedOutput,
-    SessionEvent, SessionLog, ToolOutputStore, codes,
-};
+use toolprism::session::{CallEvent, LogOptions, LogProblem, SessionEvent, SessionLog};
 use toolprism_tests::{TempDir, code, text};
 
 fn call(name: &str, args: Value) -> ToolCall {
@@ -671,7 +673,7 @@ fn a_line_torn_by_another_writer_does_not_swallow_the_next_event() {
 fn a_line_longer_than_the_limit_is_skipped_without_holding_it() {
     let long = format!(
         "{{\"v\":1,\"kind\":\"tool_call\",\"id\":\"{}\",\"name\":\"x\"}}",
-        "x".repeat(toolprism::MAX_EVENT_BYTES)
+        "x".repeat(toolprism::session::MAX_EVENT_BYTES)
     );
     let text = format!(
         "{}\n{long}\n{}\n",

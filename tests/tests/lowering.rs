@@ -7,9 +7,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
+use toolprism::Snapshot;
 use toolprism::lower::{Provider, ToolOptions, lower_content, lower_tools};
 use toolprism::prelude::*;
-use toolprism::{Snapshot, ToolDefinition};
+use toolprism::tool::AdvertisedTool;
 
 // ---------------------------------------------------------------- tricky types
 
@@ -106,7 +107,7 @@ fn snapshot() -> Snapshot {
         .snapshot()
 }
 
-fn definitions<'a>(snapshot: &'a Snapshot, names: &[&str]) -> Vec<&'a ToolDefinition> {
+fn definitions<'a>(snapshot: &'a Snapshot, names: &[&str]) -> Vec<&'a AdvertisedTool> {
     names
         .iter()
         .map(|name| snapshot.definition(name).unwrap())

@@ -12,8 +12,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
+use toolprism::error::codes;
 use toolprism::prelude::*;
-use toolprism::{Card, ReadCard, RegistrationError, ToolOutcome, codes, schema::SchemaError};
+use toolprism::present::{Card, ReadCard};
+use toolprism::{RegistrationError, ToolOutcome, schema::SchemaError};
 use toolprism_tests::{code, text};
 
 fn call(name: &str, args: Value) -> ToolCall {

@@ -6,11 +6,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use toolprism::prelude::*;
-use toolprism::{
-    Approval, ApprovalRequest, ExecuteCall, Executed, Next, PostDecision, PreDecision, Snapshot,
-    ToolFailure, codes,
+use toolprism::error::codes;
+use toolprism::pipeline::{
+    Approval, ApprovalRequest, ExecuteCall, Executed, Next, PostDecision, PreDecision,
 };
+use toolprism::prelude::*;
+use toolprism::{Snapshot, ToolFailure};
 use toolprism_tests::{code, text};
 
 fn call(name: &str, args: Value) -> ToolCall {
@@ -726,7 +727,7 @@ async fn cancellation_is_dropping_the_future() {
 
 #[test]
 fn failures_can_be_built_by_wrappers_but_carry_no_value() {
-    let failure = ToolOutcome::Failure(ToolFailure::new(toolprism::FailureError {
+    let failure = ToolOutcome::Failure(ToolFailure::new(toolprism::error::FailureError {
         message: "rate limited".into(),
         info: None,
     }));

@@ -17,11 +17,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Map, Number, Value, json};
+use toolprism::error::{ErrorInfo, FailureError, codes};
 use toolprism::lower::{self, object_root};
 use toolprism::prelude::*;
-use toolprism::{
-    CallEvent, ErrorInfo, FailureError, LogOptions, NestedEvent, ResultEvent, SessionEvent,
-    SessionLog, codes,
+use toolprism::session::{
+    CallEvent, LogOptions, NestedEvent, ResultEvent, SessionEvent, SessionLog,
 };
 use toolprism_tests::{TempDir, code, text};
 

@@ -6,11 +6,12 @@ use std::io::Write as _;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::{Value, json};
+use toolprism::Snapshot;
+use toolprism::bound::{BoundLimits, FsOutputStore};
+use toolprism::pipeline::{ExecuteCall, PostDecision};
 use toolprism::prelude::*;
-use toolprism::{
-    BoundLimits, ExecuteCall, FsOutputStore, LogOptions, LogProblem, PostDecision, SessionEvent,
-    SessionLog, Snapshot, present_call, present_result, replay,
-};
+use toolprism::present::{present_call, present_result};
+use toolprism::session::{LogOptions, LogProblem, SessionEvent, SessionLog, replay};
 use toolprism_examples::tools::{self, Workspace};
 use toolprism_tests::TempDir;
 

@@ -6,8 +6,9 @@
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolprism::error::codes;
 use toolprism::prelude::*;
-use toolprism::{Card, codes, present_result};
+use toolprism::present::{Card, present_result};
 use toolprism_examples::tools::{self, Workspace, workspace::OUTSIDE_WORKSPACE};
 use toolprism_tests::{TempDir, code, text};
 

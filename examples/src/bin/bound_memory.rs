@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use toolprism::{BoundLimits, FsOutputStore, plan_cut, preview};
+use toolprism::bound::{BoundLimits, FsOutputStore, plan_cut, preview};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let megabytes: usize = std::env::args().nth(1).map_or(Ok(100), |arg| arg.parse())?;

@@ -10,10 +10,11 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use toolprism::bound::{BoundLimits, FsOutputStore};
+use toolprism::pipeline::{ExecuteCall, PreDecision};
 use toolprism::prelude::*;
-use toolprism::{
-    BoundLimits, ExecuteCall, FsOutputStore, LogOptions, PreDecision, SessionLog, present_result,
-};
+use toolprism::present::present_result;
+use toolprism::session::{LogOptions, SessionLog};
 use toolprism_examples::terminal::{self, shorten};
 use toolprism_examples::tools::{self, Workspace};
 

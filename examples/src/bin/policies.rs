@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde_json::json;
+use toolprism::pipeline::{ExecuteCall, Executed, Next, PostDecision};
 use toolprism::prelude::*;
-use toolprism::{ExecuteCall, Executed, Next, PostDecision};
 
 #[derive(Serialize, Deserialize, JsonSchema)]
 struct Account {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 use toolprism::prelude::*;
-use toolprism::{Card, ReadCard};
+use toolprism::present::{Card, ReadCard};
 
 /// Adds two integers.
 #[tool]

@@ -4,7 +4,7 @@
 //! `cargo run -p toolprism-examples --bin transcript -- session.jsonl`
 //! (the demo writes one: `cargo run -p toolprism-examples --bin demo`).
 
-use toolprism::{SessionLog, replay};
+use toolprism::session::{SessionLog, replay};
 use toolprism_examples::terminal;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 use toolprism::prelude::*;
-use toolprism::{Card, TerminalCard};
+use toolprism::present::{Card, TerminalCard};
 
 use super::workspace::Workspace;
 

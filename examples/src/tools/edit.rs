@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use toolprism::prelude::*;
-use toolprism::{Card, DiffCard};
+use toolprism::present::{Card, DiffCard};
 
 use super::workspace::Workspace;
 

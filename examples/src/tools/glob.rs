@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use globset::GlobBuilder;
 use toolprism::prelude::*;
-use toolprism::{Card, SearchCard, SearchMatch};
+use toolprism::present::{Card, SearchCard, SearchMatch};
 
 use super::workspace::{Workspace, searchable_files};
 

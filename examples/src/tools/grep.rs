@@ -8,7 +8,7 @@ use globset::Glob;
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, sinks};
 use toolprism::prelude::*;
-use toolprism::{Card, SearchCard, SearchMatch};
+use toolprism::present::{Card, SearchCard, SearchMatch};
 
 use super::workspace::{Workspace, searchable_files};
 use crate::text::shorten;

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use base64::Engine as _;
 use toolprism::prelude::*;
-use toolprism::{Card, ReadCard};
+use toolprism::present::{Card, ReadCard};
 
 use super::workspace::Workspace;
 use crate::text::shorten_with;

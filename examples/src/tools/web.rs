@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use toolprism::prelude::*;
-use toolprism::{Card, WebCard};
+use toolprism::present::{Card, WebCard};
 
 /// The most bytes of a response that are read.
 pub const MAX_BODY_BYTES: usize = 5 * 1024 * 1024;

@@ -2,7 +2,7 @@
 //! the diff card is derived from the arguments and the value alone.
 
 use toolprism::prelude::*;
-use toolprism::{Card, DiffCard};
+use toolprism::present::{Card, DiffCard};
 
 use super::workspace::Workspace;
 

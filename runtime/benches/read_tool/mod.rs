@@ -9,8 +9,10 @@ use std::task::{Context, Poll, Waker};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use toolprism::Snapshot;
+use toolprism::pipeline::{ExecuteCall, Executed, Next, PostDecision};
 use toolprism::prelude::*;
-use toolprism::{ExecuteCall, Executed, Next, PostDecision, ReadCard, Snapshot};
+use toolprism::present::ReadCard;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -35,7 +37,7 @@ pub(crate) struct ReadValue {
     total_lines: u32,
 }
 
-const SOURCE: &str = include_str!("../../src/dispatch.rs");
+const SOURCE: &str = include_str!("../../src/pipeline/mod.rs");
 
 pub(crate) fn body(args: ReadArgs) -> ReadValue {
     let offset = args.offset.unwrap_or(1);

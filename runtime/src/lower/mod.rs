@@ -29,7 +29,7 @@ pub use root::object_root;
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::ToolDefinition;
+use crate::tool::AdvertisedTool;
 
 /// A model provider's API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -106,7 +106,7 @@ pub struct LowerError {
 /// ```
 pub fn lower_tools<'a>(
     provider: Provider,
-    definitions: impl IntoIterator<Item = &'a ToolDefinition>,
+    definitions: impl IntoIterator<Item = &'a AdvertisedTool>,
     options: ToolOptions,
 ) -> Result<Vec<Value>, LowerError> {
     let mut lowered = Vec::new();
@@ -121,7 +121,7 @@ pub fn lower_tools<'a>(
 
 fn lower_tool(
     provider: Provider,
-    definition: &ToolDefinition,
+    definition: &AdvertisedTool,
     options: ToolOptions,
 ) -> Result<Value, LowerError> {
     let fail = |role, source| LowerError {

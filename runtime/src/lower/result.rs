@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use super::Provider;
-use crate::content::ContentBlock;
 use crate::outcome::ToolOutcome;
+use crate::present::ContentBlock;
 
 /// Media types Anthropic accepts in image blocks.
 const ANTHROPIC_IMAGES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];

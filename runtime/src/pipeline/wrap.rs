@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+use crate::BoxFuture;
 use crate::call::Surface;
 use crate::error::ToolError;
 use crate::outcome::{ToolFailure, ToolOutcome};
-use crate::tool::BoxFuture;
 
 /// A call as wrappers and policies see it: after its name was resolved and its arguments
 /// validated. Cheap to clone.
@@ -84,7 +84,7 @@ impl From<ToolError> for Executed {
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 /// use toolprism::prelude::*;
-/// use toolprism::{Executed, ExecuteCall, Next};
+/// use toolprism::pipeline::{ExecuteCall, Executed, Next};
 ///
 /// let calls = Arc::new(AtomicUsize::new(0));
 /// let counter = calls.clone();
@@ -114,7 +114,7 @@ where
 /// times as needed (a retry), or not at all (a cache hit).
 #[derive(Clone)]
 pub struct Next {
-    pub(crate) chain: Arc<crate::dispatch::Chain>,
+    pub(crate) chain: Arc<super::Chain>,
     pub(crate) index: usize,
 }
 
@@ -122,7 +122,7 @@ impl Next {
     /// Runs the rest of the chain. The outcome is already normalized: returning it as is
     /// costs no second validation or render.
     pub fn run(&self) -> BoxFuture<'static, ToolOutcome> {
-        crate::dispatch::run_chain(self.chain.clone(), self.index)
+        super::run_chain(self.chain.clone(), self.index)
     }
 }
 

@@ -44,7 +44,7 @@ fn display_path(path: &str) -> &str {
 /// Serializes `value` into a [`Value`], refusing anything JSON cannot carry exactly.
 ///
 /// ```
-/// # use toolprism::to_lossless_value;
+/// # use toolprism::value::to_lossless_value;
 /// assert_eq!(to_lossless_value(&[1.5, 2.0]).unwrap(), serde_json::json!([1.5, 2.0]));
 /// let err = to_lossless_value(&vec![1.0, f64::NAN]).unwrap_err();
 /// assert_eq!(err.to_string(), "NaN cannot be represented in JSON (at /1)");

@@ -1,66 +1,53 @@
 //! The pipeline of one call: resolve, validate input, pre-execute policies, the wrappers
 //! around the body, normalization of every value into a frozen canonical value and its
-//! projections, then post-execute policies.
+//! projections, post-execute policies, then bounding. Panics of user code are contained at
+//! every step ([`panic`]).
 //!
 //! Numbers in comments refer to the steps of the pipeline in the README.
+
+mod panic;
+mod policy;
+mod snapshot;
+mod stages;
+mod wrap;
 
 use std::sync::Arc;
 
 use serde_json::Value;
 use tracing::Instrument as _;
 
-use crate::bound::{BoundLimits, meta_fits, oversized_text, preview_of, replace_text};
-use crate::call::{CallArgs, Surface, ToolCall, ToolContext};
-use crate::content::ContentBlock;
+use crate::BoxFuture;
+use crate::bound::{BoundLimits, RetainError, meta_fits, oversized_text, preview_of, replace_text};
+use crate::call::{CallArgs, Surface, ToolCall};
+use crate::context::ToolContext;
 use crate::depth::{self, Shape};
 use crate::error::{FailureError, codes};
-use crate::meta::MetaError;
 use crate::outcome::{DispatchToken, ToolFailure, ToolOutcome, ToolSuccess};
-use crate::panic::{catch, contain};
-use crate::policy::{
-    Approval, ApprovalRequest, Approver, PostAction, PostExecutePolicy, PreDecision,
+use crate::present::{ContentBlock, MetaError};
+use crate::schema::{coerce_integral_floats, describe_violations, strip_refused_nulls};
+use crate::text::printable;
+use crate::tool::{BodyError, CompiledTool, ToolTable};
+use crate::value::FrozenValue;
+
+pub use crate::outcome::AdditionalContext;
+pub(crate) use panic::{catch, contain};
+pub use policy::{
+    Approval, ApprovalRequest, Approver, PostAction, PostDecision, PostExecutePolicy, PreDecision,
     PreExecutePolicy,
 };
-use crate::registry::{RegisteredTool, Snapshot, ToolTable};
-use crate::schema::{coerce_integral_floats, describe_violations, strip_refused_nulls};
-use crate::store::{FsOutputStore, RetainError, ToolOutputStore};
-use crate::text::printable;
-use crate::tool::{BodyError, BoxFuture};
-use crate::value::FrozenValue;
-use crate::wrap::{ExecuteCall, Executed, Next, Wrapper};
+pub use snapshot::Snapshot;
+pub(crate) use stages::Stages;
+pub use wrap::{ExecuteCall, Executed, Next, Wrapper};
 
 /// How many tool names an unknown-tool failure lists.
 const MAX_LISTED_TOOLS: usize = 20;
 /// How much of an unknown name is echoed back.
 const MAX_ECHOED_NAME: usize = 80;
 
-/// The stages a registry runs around every body, fixed when the registry is built.
-pub(crate) struct Stages {
-    pub(crate) wrappers: Vec<Box<dyn Wrapper>>,
-    pub(crate) pre: Vec<Box<dyn PreExecutePolicy>>,
-    pub(crate) post: Vec<Box<dyn PostExecutePolicy>>,
-    pub(crate) approver: Option<Box<dyn Approver>>,
-    pub(crate) limits: BoundLimits,
-    pub(crate) store: Box<dyn ToolOutputStore>,
-}
-
-impl Default for Stages {
-    fn default() -> Self {
-        Self {
-            wrappers: Vec::new(),
-            pre: Vec::new(),
-            post: Vec::new(),
-            approver: None,
-            limits: BoundLimits::default(),
-            store: Box::new(FsOutputStore::default()),
-        }
-    }
-}
-
 /// One call on its way through the wrappers to the body.
 pub(crate) struct Chain {
     stages: Arc<Stages>,
-    tool: Arc<RegisteredTool>,
+    tool: Arc<CompiledTool>,
     call: ExecuteCall,
     token: DispatchToken,
 }
@@ -450,7 +437,7 @@ fn post_execute(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
 /// render (8) and, for direct calls, project metadata (9). Every projection is computed from
 /// the frozen, validated value.
 fn normalize(
-    tool: &RegisteredTool,
+    tool: &CompiledTool,
     args: &Value,
     value: FrozenValue,
     surface: Surface,
@@ -537,7 +524,7 @@ fn unknown_tool(table: &ToolTable, name: &str) -> FailureError {
     )
 }
 
-fn input_error(tool: &RegisteredTool, problems: &str) -> FailureError {
+fn input_error(tool: &CompiledTool, problems: &str) -> FailureError {
     FailureError::coded(
         "ToolInputError",
         codes::INVALID_TOOL_INPUT,
@@ -548,7 +535,7 @@ fn input_error(tool: &RegisteredTool, problems: &str) -> FailureError {
     )
 }
 
-fn output_error(tool: &RegisteredTool, problem: &str) -> FailureError {
+fn output_error(tool: &CompiledTool, problem: &str) -> FailureError {
     tracing::warn!(
         tool = tool.name(),
         problem,

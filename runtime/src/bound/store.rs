@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::tool::BoxFuture;
+use crate::BoxFuture;
 
 /// Where a full output was retained.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,7 +58,7 @@ pub trait ToolOutputStore: Send + Sync + 'static {
 /// outputs often may implement [`ToolOutputStore`] over this with its own `spawn_blocking`.
 ///
 /// ```
-/// use toolprism::FsOutputStore;
+/// use toolprism::bound::FsOutputStore;
 ///
 /// let dir = std::env::temp_dir().join(format!("toolprism-doc-{}", std::process::id()));
 /// let store = FsOutputStore::new(&dir);

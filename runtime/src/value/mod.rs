@@ -1,4 +1,9 @@
-//! The frozen canonical value: shared, immutable, and only ever lent out as `&Value`.
+//! The canonical value: snapshotted from a Rust value without loss ([`to_lossless_value`]),
+//! then frozen — shared, immutable, and only ever lent out as `&Value` ([`FrozenValue`]).
+
+mod lossless;
+
+pub use lossless::{LosslessError, to_lossless_value};
 
 use std::fmt;
 use std::ops::Deref;

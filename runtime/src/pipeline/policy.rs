@@ -12,10 +12,10 @@ use std::future::Future;
 
 use serde_json::Value;
 
-use crate::content::ContentBlock;
+use super::wrap::ExecuteCall;
+use crate::BoxFuture;
 use crate::outcome::{AdditionalContext, ToolOutcome};
-use crate::tool::BoxFuture;
-use crate::wrap::ExecuteCall;
+use crate::present::ContentBlock;
 
 /// What a pre-execute policy decides about a call whose arguments are valid.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,7 +60,7 @@ impl PreDecision {
 ///
 /// ```
 /// use toolprism::prelude::*;
-/// use toolprism::{ExecuteCall, PreDecision};
+/// use toolprism::pipeline::{ExecuteCall, PreDecision};
 ///
 /// let no_deletes = |call: &ExecuteCall| {
 ///     if call.name().starts_with("delete") {
@@ -203,7 +203,7 @@ impl From<PostAction> for PostDecision {
 ///
 /// ```
 /// use toolprism::prelude::*;
-/// use toolprism::{ExecuteCall, PostDecision};
+/// use toolprism::pipeline::{ExecuteCall, PostDecision};
 ///
 /// let redact_tokens = |_call: &ExecuteCall, outcome: &ToolOutcome| match outcome.value() {
 ///     Some(value) if value.to_string().contains("sk-") => {

@@ -4,20 +4,26 @@
 //! Only text is measured; images and resource references stay under their producers' limits.
 //! Cutting is linear in the text (one `memchr` pass to count lines, and scans of the head and
 //! tail regions only), copies nothing but the preview itself, splits on line boundaries where
-//! it can and never inside a UTF-8 character.
+//! it can and never inside a UTF-8 character. The full text goes to a [`ToolOutputStore`]
+//! first ([`FsOutputStore`] by default).
+
+mod store;
+
+pub use store::{
+    CleanupReport, FsOutputStore, RetainError, RetainedOutput, RetentionRule, ToolOutputStore,
+};
 
 use std::io;
 
 use serde_json::Value;
 
-use crate::content::ContentBlock;
-use crate::store::RetainedOutput;
+use crate::present::ContentBlock;
 use crate::text::{ceil_char_boundary, floor_char_boundary};
 
 /// How much text the model may read of one result, and how big presentation metadata may be.
 ///
 /// ```
-/// use toolprism::BoundLimits;
+/// use toolprism::bound::BoundLimits;
 ///
 /// let limits = BoundLimits::default();
 /// assert_eq!((limits.max_lines, limits.max_bytes), (2_000, 50 * 1024));
@@ -99,7 +105,7 @@ pub struct Cut {
 /// The number of lines of `text`: newlines, plus one for a last line without one.
 ///
 /// ```
-/// # use toolprism::count_lines;
+/// # use toolprism::bound::count_lines;
 /// assert_eq!(count_lines(""), 0);
 /// assert_eq!(count_lines("a"), 1);
 /// assert_eq!(count_lines("a\n"), 1);

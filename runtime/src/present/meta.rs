@@ -3,9 +3,10 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::card::is_invalid_card;
 use crate::depth::{check_depth, dispose};
-use crate::lossless::to_lossless_value;
+use crate::value::to_lossless_value;
+
+use super::card::{Card, is_invalid_card};
 
 /// What a `meta` function may return: a JSON [`Value`], any serializable type wrapped in
 /// [`Json`], an `Option` of those (`None`: no metadata for this call), or a `Result` of those
@@ -13,7 +14,7 @@ use crate::lossless::to_lossless_value;
 ///
 /// ```
 /// use toolprism::prelude::*;
-/// use toolprism::Json;
+/// use toolprism::present::Json;
 ///
 /// #[derive(Serialize)]
 /// struct Card { title: String }
@@ -26,7 +27,7 @@ use crate::lossless::to_lossless_value;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not something a meta function can return",
     label = "a meta function returns a `serde_json::Value`, `Json<impl Serialize>`, or an `Option` or `Result` of those",
-    note = "wrap a serializable type in `toolprism::Json`"
+    note = "wrap a serializable type in `toolprism::present::Json`"
 )]
 pub trait IntoMeta {
     /// Converts into metadata (`None` for none), or why there is none.
@@ -87,5 +88,13 @@ impl<M: IntoMeta, E: std::fmt::Display> IntoMeta for Result<M, E> {
     fn into_meta(self) -> Result<Option<Value>, MetaError> {
         self.map_err(|error| MetaError::Failed(error.to_string()))?
             .into_meta()
+    }
+}
+
+impl IntoMeta for Card {
+    fn into_meta(self) -> Result<Option<Value>, MetaError> {
+        to_lossless_value(&self)
+            .map(Some)
+            .map_err(|error| MetaError::Invalid(error.to_string()))
     }
 }

@@ -10,16 +10,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::content::ContentBlock;
-use crate::lossless::to_lossless_value;
-use crate::meta::{IntoMeta, MetaError};
 use crate::schema::output_schema_for;
+
+use super::content::ContentBlock;
 use crate::text::{head, tail};
 
 /// What a UI shows of a tool call or result. Serialized with a `card` tag:
 ///
 /// ```
-/// use toolprism::{Card, ReadCard};
+/// use toolprism::present::{Card, ReadCard};
 ///
 /// let card = Card::Read(ReadCard { path: "src/lib.rs".into(), first_line: 1, last_line: 40, total_lines: 120 });
 /// assert_eq!(
@@ -109,7 +108,7 @@ impl DiffCard {
     /// exist). Pure: the same inputs give the same card, so a session log can replay it.
     ///
     /// ```
-    /// use toolprism::DiffCard;
+    /// use toolprism::present::DiffCard;
     ///
     /// let card = DiffCard::from_change("a.txt", Some("one\ntwo\n"), "one\n2\n");
     /// assert_eq!((card.added, card.removed), (1, 1));
@@ -222,14 +221,6 @@ impl Card {
             Self::Search(_) => "search",
             Self::Web(_) => "web",
         }
-    }
-}
-
-impl IntoMeta for Card {
-    fn into_meta(self) -> Result<Option<Value>, MetaError> {
-        to_lossless_value(&self)
-            .map(Some)
-            .map_err(|error| MetaError::Invalid(error.to_string()))
     }
 }
 

@@ -1,0 +1,62 @@
+//! A snapshot: the tools of a registry at one moment, with the stages around them — what one
+//! model request sees and dispatches through.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::call::{Surface, ToolCall};
+use crate::outcome::ToolOutcome;
+use crate::tool::{AdvertisedTool, ToolTable};
+
+use super::Stages;
+
+/// The tools of a registry at one moment, with its stages: what one model request sees.
+/// Dispatching through a snapshot always runs the tool it advertised, whatever happens to the
+/// registry meanwhile. Cloning is two `Arc` clones.
+#[derive(Clone)]
+pub struct Snapshot {
+    pub(crate) table: Arc<ToolTable>,
+    pub(crate) stages: Arc<Stages>,
+    pub(crate) refusal: Option<Arc<str>>,
+}
+
+impl Snapshot {
+    /// The advertised definitions, in registration order. No schema work is done here.
+    pub fn definitions(&self) -> impl ExactSizeIterator<Item = &AdvertisedTool> {
+        self.table.tools().iter().map(|tool| &tool.definition)
+    }
+
+    /// The definition of one tool.
+    pub fn definition(&self, name: &str) -> Option<&AdvertisedTool> {
+        self.table.get(name).map(|tool| &tool.definition)
+    }
+
+    /// The same definitions, but every call fails with `TOOLS_DISABLED` and this reason: for a
+    /// final step, where the tools stay advertised (so a cached prompt prefix survives) but
+    /// none may run.
+    #[must_use]
+    pub fn refusing_calls(mut self, reason: impl Into<String>) -> Self {
+        self.refusal = Some(reason.into().into());
+        self
+    }
+
+    /// Runs one call through the pipeline: resolve, validate the arguments, pre-execute
+    /// policies, the wrappers and the body, normalization of the value (snapshot, validate,
+    /// freeze, render, meta for direct calls), post-execute policies. Never panics, whatever
+    /// the call, the tool, a wrapper or a policy does.
+    ///
+    /// Cancellation is dropping the returned future: no outcome is produced, and the
+    /// wrappers and the body are dropped where they stand.
+    pub async fn dispatch(&self, call: ToolCall, surface: Surface) -> ToolOutcome {
+        super::dispatch(self, call, surface).await
+    }
+}
+
+impl fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Snapshot")
+            .field("tools", &self.table.names().collect::<Vec<_>>())
+            .field("refusal", &self.refusal)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,318 @@
+//! Building a [`ToolDef`]: name and description, then the argument and value types (each
+//! named once, where its bounds are checked), then the body, `render` and `presentation_meta`.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::context::ToolContext;
+use crate::depth::{self, MAX_DEPTH};
+use crate::error::ToolError;
+use crate::present::{IntoContent, IntoMeta};
+use crate::schema::{deserialize_schema_for, input_schema_for, output_schema_for};
+use crate::value::{LosslessError, to_lossless_value};
+
+use super::ToolDef;
+use super::handler::{
+    Body, BodyError, Explain, FromJson, Projections, TypedHandler, ValueBack, explain,
+};
+
+/// The first step of [`ToolDef::builder`]: name, description and optional explicit schemas.
+#[derive(Clone, Debug)]
+#[must_use = "a builder does nothing until `handler(…).build()`"]
+pub struct ToolBuilder {
+    name: String,
+    description: String,
+    input_schema: Option<Value>,
+    output_schema: Option<Value>,
+}
+
+impl ToolBuilder {
+    pub(super) fn new(name: String) -> Self {
+        Self {
+            name,
+            description: String::new(),
+            input_schema: None,
+            output_schema: None,
+        }
+    }
+
+    /// What the model is told the tool does.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// Uses this JSON Schema for the arguments instead of the one derived from the args type.
+    /// Arguments are validated against it, then deserialized into the args type.
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = Some(schema);
+        self
+    }
+
+    /// Uses this JSON Schema for the value instead of the one derived from the value type.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the body: an async function of the arguments and the call context that returns
+    /// the canonical value or a [`ToolError`] (or anything that converts into one). The
+    /// argument and value types are inferred from it.
+    pub fn handler<A, T, E, F, Fut>(self, body: F) -> TypedToolBuilder<A, T>
+    where
+        A: ToolArgs,
+        T: ToolOutput,
+        E: Into<ToolError>,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+    {
+        self.args::<A>().returns::<T>().handler(body)
+    }
+
+    /// Names the argument type explicitly, before the body. `#[tool]` builds this way, so a
+    /// type missing a trait is reported once, on that type.
+    pub fn args<A: ToolArgs>(self) -> WithArgs<A> {
+        WithArgs {
+            head: self,
+            args: ArgsCodec {
+                schema: input_schema_for::<A>,
+                deserialize: |value| A::deserialize(value),
+                explain: explain::<A>,
+            },
+        }
+    }
+}
+
+/// How the pipeline handles an argument type. Captured where `A: ToolArgs` is proven, so
+/// later builder steps need no bounds on `A` (and report nothing more when it is missing).
+struct ArgsCodec<A> {
+    schema: fn() -> Value,
+    deserialize: FromJson<A>,
+    explain: Explain,
+}
+
+/// How the pipeline handles a value type, captured where `T: ToolOutput` is proven.
+struct ValueCodec<T> {
+    schema: fn() -> Value,
+    /// What `T` deserializes from: compared with `schema` when render or meta need the value
+    /// back as `T`.
+    deserialize_schema: fn() -> Value,
+    snapshot: fn(T) -> Result<Value, LosslessError>,
+}
+
+/// The lossless JSON of a value. A `Value` (a dynamic tool's) is JSON already: it is measured,
+/// not serialized again, and one nested too deep is taken apart without recursion.
+fn snapshot<T: Serialize + 'static>(value: T) -> Result<Value, LosslessError> {
+    let mut slot = Some(value);
+    if let Some(json) = (&mut slot as &mut dyn std::any::Any)
+        .downcast_mut::<Option<Value>>()
+        .and_then(Option::take)
+    {
+        return match depth::check_depth(&json) {
+            Ok(()) => Ok(json),
+            Err(error) => {
+                depth::dispose(json);
+                Err(LosslessError::new(
+                    error.at,
+                    format!("the value nests deeper than {MAX_DEPTH} levels of arrays and objects"),
+                ))
+            }
+        };
+    }
+    match slot {
+        Some(value) => to_lossless_value(&value),
+        None => Ok(Value::Null),
+    }
+}
+
+/// A [`ToolBuilder`] whose argument type is named: name the value type with
+/// [`returns`](Self::returns).
+#[must_use = "a builder does nothing until `build()`"]
+pub struct WithArgs<A> {
+    head: ToolBuilder,
+    args: ArgsCodec<A>,
+}
+
+impl<A> fmt::Debug for WithArgs<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WithArgs")
+            .field("head", &self.head)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A> WithArgs<A> {
+    /// Names the value type explicitly.
+    pub fn returns<T: ToolOutput>(self) -> WithSignature<A, T> {
+        WithSignature {
+            head: self.head,
+            args: self.args,
+            value: ValueCodec {
+                schema: output_schema_for::<T>,
+                deserialize_schema: deserialize_schema_for::<T>,
+                snapshot: snapshot::<T>,
+            },
+        }
+    }
+}
+
+/// A [`ToolBuilder`] whose argument and value types are named: set the body with
+/// [`handler`](Self::handler).
+#[must_use = "a builder does nothing until `build()`"]
+pub struct WithSignature<A, T> {
+    head: ToolBuilder,
+    args: ArgsCodec<A>,
+    value: ValueCodec<T>,
+}
+
+impl<A, T> fmt::Debug for WithSignature<A, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WithSignature")
+            .field("head", &self.head)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A: 'static, T: 'static> WithSignature<A, T> {
+    /// Sets the body.
+    pub fn handler<E, F, Fut>(self, body: F) -> TypedToolBuilder<A, T>
+    where
+        E: Into<ToolError>,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+    {
+        let snapshot = self.value.snapshot;
+        TypedToolBuilder {
+            head: self.head,
+            args: self.args,
+            value: self.value,
+            // One boxed future per call: the body, then the lossless snapshot of its value.
+            body: Arc::new(move |args, cx| {
+                let future = body(args, cx);
+                Box::pin(async move {
+                    let value = future
+                        .await
+                        .map_err(|error| BodyError::Failed(error.into()))?;
+                    snapshot(value).map_err(BodyError::Output)
+                })
+            }),
+            projections: Projections {
+                value_back: None,
+                render: None,
+                meta: None,
+            },
+        }
+    }
+}
+
+/// Marker for types a tool can take as its arguments.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's arguments",
+    label = "tool arguments must implement `Deserialize` and `JsonSchema`",
+    note = "derive both: `#[derive(Deserialize, JsonSchema)]`"
+)]
+pub trait ToolArgs: DeserializeOwned + JsonSchema + Send + 'static {}
+
+impl<A: DeserializeOwned + JsonSchema + Send + 'static> ToolArgs for A {}
+
+/// Marker for types a tool can return as its canonical value.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool's value",
+    label = "a tool's value must implement `Serialize` and `JsonSchema`",
+    note = "derive both: `#[derive(Serialize, JsonSchema)]`"
+)]
+pub trait ToolOutput: Serialize + JsonSchema + Send + 'static {}
+
+impl<T: Serialize + JsonSchema + Send + 'static> ToolOutput for T {}
+
+/// A [`ToolBuilder`] with its body: add `render` and `meta`, then `build`.
+#[must_use = "a builder does nothing until `build()`"]
+pub struct TypedToolBuilder<A, T> {
+    head: ToolBuilder,
+    args: ArgsCodec<A>,
+    value: ValueCodec<T>,
+    body: Body<A>,
+    projections: Projections<A, T>,
+}
+
+impl<A, T> fmt::Debug for TypedToolBuilder<A, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TypedToolBuilder")
+            .field("head", &self.head)
+            .field("render", &self.projections.render.is_some())
+            .field("meta", &self.projections.meta.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
+    /// Uses this JSON Schema for the arguments instead of the derived one.
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.head.input_schema = Some(schema);
+        self
+    }
+
+    /// Uses this JSON Schema for the value instead of the derived one.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        self.head.output_schema = Some(schema);
+        self
+    }
+
+    /// Sets the pure projection from arguments and value to what the model sees.
+    ///
+    /// It receives the value as validated (deserialized back from the frozen JSON), so what
+    /// it renders is a projection of what programs get: a field the value's `Serialize`
+    /// skips cannot leak into the text. It must be deterministic: a session log replays it.
+    /// Without one, a string value becomes one text block and any other value is serialized
+    /// once.
+    pub fn render<F, R>(mut self, render: F) -> Self
+    where
+        T: DeserializeOwned,
+        F: Fn(&A, &T) -> R + Send + Sync + 'static,
+        R: IntoContent,
+    {
+        self.projections.value_back = Some(ValueBack::<T>::of());
+        self.projections.render = Some(Arc::new(move |args, value| {
+            render(args, value).into_content()
+        }));
+        self
+    }
+
+    /// Sets the pure projection from arguments and value to presentation metadata (for a
+    /// UI card). It runs for direct calls only, on the same validated value as `render`.
+    pub fn meta<F, R>(mut self, meta: F) -> Self
+    where
+        T: DeserializeOwned,
+        F: Fn(&A, &T) -> R + Send + Sync + 'static,
+        R: IntoMeta,
+    {
+        self.projections.value_back = Some(ValueBack::<T>::of());
+        self.projections.meta = Some(Arc::new(move |args, value| meta(args, value).into_meta()));
+        self
+    }
+
+    /// Finishes the definition, deriving any schema not given explicitly.
+    pub fn build(self) -> ToolDef {
+        let head = self.head;
+        ToolDef {
+            input_schema: head.input_schema.unwrap_or_else(self.args.schema),
+            output_schema: head.output_schema.unwrap_or_else(self.value.schema),
+            name: head.name,
+            description: head.description,
+            handler: Arc::new(TypedHandler {
+                deserialize_args: self.args.deserialize,
+                explain_args: self.args.explain,
+                value_schemas: [self.value.schema, self.value.deserialize_schema],
+                body: self.body,
+                projections: self.projections,
+            }),
+            limits: None,
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! What registration makes of a [`ToolDef`](super::ToolDef): its name checked, its schemas
+//! checked and compiled once, and the [`AdvertisedTool`] every snapshot shows of it.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use jsonschema::Validator;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::bound::BoundLimits;
+use crate::depth::dispose_checked;
+use crate::schema::{Compiled, SchemaError, SchemaRole, compile};
+use crate::text::printable;
+
+use super::{Handler, ToolDef};
+
+/// The longest tool name providers accept.
+pub const MAX_TOOL_NAME_LEN: usize = 64;
+
+/// Why a tool could not be registered. The message names the tool and the reason.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RegistrationError {
+    /// Another tool already has this name.
+    #[error("tool `{name}`: a tool of this name is already registered")]
+    Duplicate {
+        /// The name.
+        name: String,
+    },
+    /// The name is one providers would refuse.
+    #[error(
+        "tool name `{name}` is refused: names must match `^[a-zA-Z0-9_-]{{1,64}}$` (what OpenAI, Anthropic and Gemini all accept)"
+    )]
+    InvalidName {
+        /// The name, cut to a readable length.
+        name: String,
+    },
+    /// A schema is outside the supported subset (see [`crate::schema`]).
+    #[error("tool `{name}`: its {role} schema is refused: {source}")]
+    Schema {
+        /// The tool.
+        name: String,
+        /// `"input"` or `"output"`.
+        role: &'static str,
+        /// Why.
+        #[source]
+        source: SchemaError,
+    },
+    /// The value type does not deserialize from what it serializes, so `render` and `meta`,
+    /// which see the value as deserialized from its JSON, could never run.
+    #[error("tool `{name}`: {problem}")]
+    ValueRoundTrip {
+        /// The tool.
+        name: String,
+        /// Which field, and how to fix it.
+        problem: String,
+    },
+}
+
+/// Checks a tool name against the rule every provider accepts: 1 to 64 ASCII letters, digits,
+/// `_` or `-`.
+///
+/// ```
+/// # use toolprism::tool::is_valid_tool_name;
+/// assert!(is_valid_tool_name("read_file"));
+/// assert!(!is_valid_tool_name("read file"));
+/// assert!(!is_valid_tool_name(""));
+/// assert!(!is_valid_tool_name(&"x".repeat(65)));
+/// ```
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=MAX_TOOL_NAME_LEN).contains(&name.len())
+        && name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
+}
+
+/// What a snapshot advertises of a registered tool: name, description and schemas, as
+/// registered. Cheap to clone. (A [`ToolDef`] is what a tool is registered *from*; this is what
+/// a model, an MCP peer or a lowering sees of it afterwards.)
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct AdvertisedTool {
+    name: Arc<str>,
+    description: Arc<str>,
+    input_schema: Arc<Value>,
+    output_schema: Arc<Value>,
+}
+
+impl AdvertisedTool {
+    /// The tool name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The description.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The input JSON Schema, as registered.
+    pub fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// The output JSON Schema, as registered.
+    pub fn output_schema(&self) -> &Value {
+        &self.output_schema
+    }
+
+    pub(crate) fn shared_name(&self) -> Arc<str> {
+        self.name.clone()
+    }
+}
+
+/// A registered tool: its definition, its compiled validators and its handler.
+pub(crate) struct CompiledTool {
+    pub(crate) definition: AdvertisedTool,
+    pub(crate) input: Validator,
+    /// Whether the input schema is draft-07, whose `$ref` hides its siblings.
+    pub(crate) input_draft_07: bool,
+    pub(crate) output: Validator,
+    pub(crate) handler: Arc<dyn Handler>,
+    pub(crate) limits: Option<BoundLimits>,
+}
+
+impl CompiledTool {
+    pub(crate) fn new(mut def: ToolDef) -> Result<Self, RegistrationError> {
+        let input_schema = std::mem::take(&mut def.input_schema);
+        let output_schema = std::mem::take(&mut def.output_schema);
+        match Self::check(&def, &input_schema, &output_schema) {
+            Ok((input, output)) => Ok(Self {
+                definition: AdvertisedTool {
+                    name: def.name.as_str().into(),
+                    description: def.description.as_str().into(),
+                    input_schema: Arc::new(input_schema),
+                    output_schema: Arc::new(output_schema),
+                },
+                input: input.validator,
+                input_draft_07: input.draft_07,
+                output: output.validator,
+                handler: def.handler.clone(),
+                limits: def.limits,
+            }),
+            Err(error) => {
+                // A refused schema may be nested past what `Drop` can recurse through.
+                dispose_checked(input_schema);
+                dispose_checked(output_schema);
+                Err(error)
+            }
+        }
+    }
+
+    /// Checks the name and compiles both schemas.
+    fn check(
+        def: &ToolDef,
+        input_schema: &Value,
+        output_schema: &Value,
+    ) -> Result<(Compiled, Compiled), RegistrationError> {
+        if !is_valid_tool_name(&def.name) {
+            return Err(RegistrationError::InvalidName {
+                name: printable(&def.name, MAX_TOOL_NAME_LEN * 2),
+            });
+        }
+        let schema_error = |role, source| RegistrationError::Schema {
+            name: def.name.clone(),
+            role,
+            source,
+        };
+        let input = compile(input_schema, SchemaRole::Input)
+            .map_err(|source| schema_error("input", source))?;
+        let output = compile(output_schema, SchemaRole::Output)
+            .map_err(|source| schema_error("output", source))?;
+        if let Some(problem) = def.handler.value_round_trip_gap() {
+            return Err(RegistrationError::ValueRoundTrip {
+                name: def.name.clone(),
+                problem,
+            });
+        }
+        Ok((input, output))
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.definition.name
+    }
+}
+
+/// The tools one snapshot sees, in registration order, with a name index.
+#[derive(Clone, Default)]
+pub(crate) struct ToolTable {
+    tools: Vec<Arc<CompiledTool>>,
+    index: HashMap<Arc<str>, usize>,
+}
+
+impl ToolTable {
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<CompiledTool>> {
+        self.index.get(name).map(|&at| &self.tools[at])
+    }
+
+    /// The tools, in registration order.
+    pub(crate) fn tools(&self) -> &[Arc<CompiledTool>] {
+        &self.tools
+    }
+
+    pub(crate) fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.iter().map(|tool| tool.name())
+    }
+
+    pub(crate) fn push(&mut self, tool: CompiledTool) -> Result<(), RegistrationError> {
+        let name = tool.definition.shared_name();
+        if self.index.contains_key(&name) {
+            return Err(RegistrationError::Duplicate {
+                name: name.as_ref().to_owned(),
+            });
+        }
+        self.index.insert(name, self.tools.len());
+        self.tools.push(Arc::new(tool));
+        Ok(())
+    }
+
+    pub(crate) fn indexed(tools: Vec<Arc<CompiledTool>>) -> Self {
+        let index = tools
+            .iter()
+            .enumerate()
+            .map(|(at, tool)| (tool.definition.shared_name(), at))
+            .collect();
+        Self { tools, index }
+    }
+}

@@ -1,0 +1,172 @@
+//! Tools: the definition a tool is registered from ([`ToolDef`]), the builder that makes one
+//! ([`ToolBuilder`] and its typed steps), what a type needs to be a tool's arguments or value
+//! ([`ToolArgs`], [`ToolOutput`]), and what registration makes of it: the name checked, the
+//! schemas compiled, and the [`AdvertisedTool`] every snapshot shows.
+
+mod builder;
+mod compiled;
+mod handler;
+
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::bound::BoundLimits;
+use crate::depth;
+
+pub use builder::{ToolArgs, ToolBuilder, ToolOutput, TypedToolBuilder, WithArgs, WithSignature};
+pub use compiled::{AdvertisedTool, MAX_TOOL_NAME_LEN, RegistrationError, is_valid_tool_name};
+pub(crate) use compiled::{CompiledTool, ToolTable};
+pub(crate) use handler::{BodyError, Handler};
+
+/// A tool, ready to register: name, description, input and output schemas, body, and the
+/// `render` and `meta` projections of its value.
+///
+/// Build one with [`ToolDef::builder`], or let `#[tool]` build it. Schemas are checked and
+/// compiled when the tool is registered, not here.
+///
+/// ```
+/// use toolprism::prelude::*;
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// struct Args { a: i64, b: i64 }
+///
+/// let add = ToolDef::builder("add")
+///     .description("Adds two integers.")
+///     .handler(|args: Args, _cx: ToolContext| async move { Ok::<_, ToolError>(args.a + args.b) })
+///     .build();
+/// assert_eq!(add.name(), "add");
+/// assert_eq!(add.output_schema()["type"], "integer");
+/// ```
+///
+/// A dynamic tool is the same type, with its schemas given as JSON and `Value` in and out:
+///
+/// ```
+/// use toolprism::prelude::*;
+/// use serde_json::{json, Value};
+///
+/// let echo = ToolDef::builder("echo")
+///     .description("Echoes its text.")
+///     .input_schema(json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}))
+///     .output_schema(json!({"type": "string"}))
+///     .handler(|args: Value, _cx: ToolContext| async move { Ok::<_, ToolError>(args["text"].clone()) })
+///     .build();
+/// assert_eq!(echo.input_schema()["required"][0], "text");
+/// ```
+#[derive(Clone)]
+pub struct ToolDef {
+    pub(crate) name: String,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Value,
+    pub(crate) handler: Arc<dyn Handler>,
+    pub(crate) limits: Option<BoundLimits>,
+}
+
+impl ToolDef {
+    /// Starts a tool definition under this name.
+    pub fn builder(name: impl Into<String>) -> ToolBuilder {
+        ToolBuilder::new(name.into())
+    }
+
+    /// The name the tool is registered and advertised under.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// What the model is told the tool does.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The JSON Schema of the arguments.
+    pub fn input_schema(&self) -> &Value {
+        &self.input_schema
+    }
+
+    /// The JSON Schema of the canonical value.
+    pub fn output_schema(&self) -> &Value {
+        &self.output_schema
+    }
+
+    /// Whether the tool declares presentation metadata.
+    pub fn has_meta(&self) -> bool {
+        self.handler.has_meta()
+    }
+
+    /// Bounds this tool's model text by these limits instead of the registry's.
+    ///
+    /// ```
+    /// # use toolprism::prelude::*;
+    /// # use toolprism::bound::BoundLimits;
+    /// /// Prints a log.
+    /// #[tool]
+    /// fn log() -> String { String::new() }
+    ///
+    /// let def = Log.into_tool_def().with_limits(BoundLimits::new(200, 16 * 1024));
+    /// assert_eq!(def.limits().unwrap().max_lines, 200);
+    /// # use toolprism::tool::IntoToolDef;
+    /// ```
+    #[must_use]
+    pub fn with_limits(mut self, limits: BoundLimits) -> Self {
+        self.limits = Some(limits);
+        self
+    }
+
+    /// This tool's own limits, if it has any.
+    pub fn limits(&self) -> Option<&BoundLimits> {
+        self.limits.as_ref()
+    }
+}
+
+impl Drop for ToolDef {
+    /// A schema from a peer may be nested past what `Drop`'s recursion survives: one that is
+    /// is taken apart with a loop. (Registration takes the schemas out first.)
+    fn drop(&mut self) {
+        depth::dispose_checked(std::mem::take(&mut self.input_schema));
+        depth::dispose_checked(std::mem::take(&mut self.output_schema));
+    }
+}
+
+impl fmt::Debug for ToolDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolDef")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("input_schema", &self.input_schema)
+            .field("output_schema", &self.output_schema)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Anything that becomes one tool definition: a [`ToolDef`], or the unit struct `#[tool]`
+/// generates for a function.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a tool",
+    label = "expected a `ToolDef` or a type generated by `#[tool]`",
+    note = "`#[tool] fn read_file(…)` generates the unit struct `ReadFile`: register that"
+)]
+pub trait IntoToolDef {
+    /// Builds the definition.
+    fn into_tool_def(self) -> ToolDef;
+}
+
+impl IntoToolDef for ToolDef {
+    fn into_tool_def(self) -> ToolDef {
+        self
+    }
+}
+
+impl<A: 'static, T: 'static> IntoToolDef for TypedToolBuilder<A, T> {
+    fn into_tool_def(self) -> ToolDef {
+        self.build()
+    }
+}
+
+/// A type whose `&self` methods are tools, made by `#[toolset]` on an impl block. The state
+/// is captured (as an `Arc`) when the tool set is built.
+pub trait Toolset: Send + Sync + 'static {
+    /// The tool definitions, each holding a clone of `self`.
+    fn tool_defs(self: Arc<Self>) -> Vec<ToolDef>;
+}
