@@ -1,40 +1,151 @@
-//! Errors: what a tool body reports, and the failure classes the pipeline assigns.
+//! Errors: what a tool body reports ([`ToolError`]), the kinds of failure the pipeline assigns
+//! ([`FailureKind`], with their [`codes`]), and the error a failed outcome carries
+//! ([`FailureError`]).
 
 use std::borrow::Cow;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// Failure codes the pipeline assigns. A model, a host or a test can match on them.
-pub mod codes {
+/// What kind of failure an outcome is: each kind has its class [`name`](Self::name) and its
+/// machine-readable [`code`](Self::code), which is what travels on the wire (in
+/// [`ErrorInfo`], MCP `_meta`, the session log). A body's own error keeps the name and code it
+/// set ([`ToolError::with_code`]); one without is [`ToolFailed`](Self::ToolFailed).
+///
+/// ```
+/// use toolprism::error::{FailureKind, codes};
+///
+/// assert_eq!(FailureKind::InvalidInput.code(), codes::INVALID_TOOL_INPUT);
+/// assert_eq!(FailureKind::InvalidInput.name(), "ToolInputError");
+/// assert_eq!(FailureKind::from_code("UNKNOWN_TOOL"), Some(FailureKind::UnknownTool));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FailureKind {
     /// The arguments were not valid JSON or did not match the input schema; the body never ran.
-    pub const INVALID_TOOL_INPUT: &str = "INVALID_TOOL_INPUT";
+    InvalidInput,
     /// The tool produced a value that is not lossless JSON or fails its output schema, or its
-    /// `render`/`meta` projection failed.
-    pub const INVALID_TOOL_OUTPUT: &str = "INVALID_TOOL_OUTPUT";
+    /// `render`/`presentation_meta` projection failed.
+    InvalidOutput,
     /// No tool of that name is advertised by the snapshot the call was dispatched through.
-    pub const UNKNOWN_TOOL: &str = "UNKNOWN_TOOL";
+    UnknownTool,
     /// The body panicked. The panic was contained; the process goes on.
-    pub const TOOL_PANICKED: &str = "TOOL_PANICKED";
+    ToolPanicked,
     /// The body returned an error that carries no code of its own.
-    pub const TOOL_FAILED: &str = "TOOL_FAILED";
+    ToolFailed,
     /// A pre-execute policy denied the call; the body never ran.
-    pub const DENIED_BY_POLICY: &str = "DENIED_BY_POLICY";
+    DeniedByPolicy,
     /// A policy asked for approval and the approver refused (or there is none); the body never
     /// ran.
-    pub const REFUSED_BY_APPROVER: &str = "REFUSED_BY_APPROVER";
+    RefusedByApprover,
     /// A post-execute policy blocked the result.
-    pub const BLOCKED_BY_POLICY: &str = "BLOCKED_BY_POLICY";
-    /// A policy or wrapper panicked; the call fails closed.
-    pub const POLICY_FAILED: &str = "POLICY_FAILED";
+    BlockedByPolicy,
+    /// A policy, a wrapper or the approver panicked; the call fails closed.
+    PolicyFailed,
     /// The host said no tools may run for this request (e.g. a final step).
-    pub const TOOLS_DISABLED: &str = "TOOLS_DISABLED";
+    ToolsDisabled,
     /// The output was too big for the model and its full text could not be retained, so no
     /// lossy preview was published.
-    pub const OUTPUT_NOT_RETAINED: &str = "OUTPUT_NOT_RETAINED";
+    OutputNotRetained,
+    /// A nested dispatch would go deeper than the limit (a tool calling tools calling tools…).
+    NestingTooDeep,
     /// The pipeline itself failed (a bug in toolprism or a dependency); the panic was
     /// contained.
-    pub const INTERNAL_ERROR: &str = "INTERNAL_ERROR";
+    Internal,
+}
+
+impl FailureKind {
+    /// Every kind, for matching a code back to its kind.
+    const ALL: [Self; 13] = [
+        Self::InvalidInput,
+        Self::InvalidOutput,
+        Self::UnknownTool,
+        Self::ToolPanicked,
+        Self::ToolFailed,
+        Self::DeniedByPolicy,
+        Self::RefusedByApprover,
+        Self::BlockedByPolicy,
+        Self::PolicyFailed,
+        Self::ToolsDisabled,
+        Self::OutputNotRetained,
+        Self::NestingTooDeep,
+        Self::Internal,
+    ];
+
+    /// The machine-readable code, e.g. `"INVALID_TOOL_INPUT"`.
+    pub const fn code(self) -> &'static str {
+        match self {
+            Self::InvalidInput => "INVALID_TOOL_INPUT",
+            Self::InvalidOutput => "INVALID_TOOL_OUTPUT",
+            Self::UnknownTool => "UNKNOWN_TOOL",
+            Self::ToolPanicked => "TOOL_PANICKED",
+            Self::ToolFailed => "TOOL_FAILED",
+            Self::DeniedByPolicy => "DENIED_BY_POLICY",
+            Self::RefusedByApprover => "REFUSED_BY_APPROVER",
+            Self::BlockedByPolicy => "BLOCKED_BY_POLICY",
+            Self::PolicyFailed => "POLICY_FAILED",
+            Self::ToolsDisabled => "TOOLS_DISABLED",
+            Self::OutputNotRetained => "OUTPUT_NOT_RETAINED",
+            Self::NestingTooDeep => "NESTING_TOO_DEEP",
+            Self::Internal => "INTERNAL_ERROR",
+        }
+    }
+
+    /// The error class, e.g. `"ToolInputError"`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::InvalidInput => "ToolInputError",
+            Self::InvalidOutput => "ToolOutputError",
+            Self::UnknownTool => "UnknownToolError",
+            Self::ToolPanicked => "ToolPanic",
+            Self::ToolFailed => "ToolError",
+            Self::DeniedByPolicy => "ToolDenied",
+            Self::RefusedByApprover => "ToolRefused",
+            Self::BlockedByPolicy => "ToolBlocked",
+            Self::PolicyFailed => "PolicyFailed",
+            Self::ToolsDisabled => "ToolsDisabled",
+            Self::OutputNotRetained => "OutputNotRetained",
+            Self::NestingTooDeep => "NestingTooDeep",
+            Self::Internal => "InternalError",
+        }
+    }
+
+    /// The kind a code stands for, if it is one of these.
+    pub fn from_code(code: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.code() == code)
+    }
+}
+
+/// The codes of the [`FailureKind`]s, as constants to match on.
+pub mod codes {
+    use super::FailureKind;
+
+    /// [`FailureKind::InvalidInput`].
+    pub const INVALID_TOOL_INPUT: &str = FailureKind::InvalidInput.code();
+    /// [`FailureKind::InvalidOutput`].
+    pub const INVALID_TOOL_OUTPUT: &str = FailureKind::InvalidOutput.code();
+    /// [`FailureKind::UnknownTool`].
+    pub const UNKNOWN_TOOL: &str = FailureKind::UnknownTool.code();
+    /// [`FailureKind::ToolPanicked`].
+    pub const TOOL_PANICKED: &str = FailureKind::ToolPanicked.code();
+    /// [`FailureKind::ToolFailed`].
+    pub const TOOL_FAILED: &str = FailureKind::ToolFailed.code();
+    /// [`FailureKind::DeniedByPolicy`].
+    pub const DENIED_BY_POLICY: &str = FailureKind::DeniedByPolicy.code();
+    /// [`FailureKind::RefusedByApprover`].
+    pub const REFUSED_BY_APPROVER: &str = FailureKind::RefusedByApprover.code();
+    /// [`FailureKind::BlockedByPolicy`].
+    pub const BLOCKED_BY_POLICY: &str = FailureKind::BlockedByPolicy.code();
+    /// [`FailureKind::PolicyFailed`].
+    pub const POLICY_FAILED: &str = FailureKind::PolicyFailed.code();
+    /// [`FailureKind::ToolsDisabled`].
+    pub const TOOLS_DISABLED: &str = FailureKind::ToolsDisabled.code();
+    /// [`FailureKind::OutputNotRetained`].
+    pub const OUTPUT_NOT_RETAINED: &str = FailureKind::OutputNotRetained.code();
+    /// [`FailureKind::NestingTooDeep`].
+    pub const NESTING_TOO_DEEP: &str = FailureKind::NestingTooDeep.code();
+    /// [`FailureKind::Internal`].
+    pub const INTERNAL_ERROR: &str = FailureKind::Internal.code();
 }
 
 /// The failure a tool body returns: one message for the model, and optionally a class
@@ -104,12 +215,10 @@ impl ToolError {
     }
 
     pub(crate) fn into_failure_error(self) -> FailureError {
+        let kind = FailureKind::ToolFailed;
         let info = ErrorInfo {
-            name: self.name.unwrap_or(Cow::Borrowed("ToolError")).into_owned(),
-            code: self
-                .code
-                .unwrap_or(Cow::Borrowed(codes::TOOL_FAILED))
-                .into_owned(),
+            name: self.name.unwrap_or(Cow::Borrowed(kind.name())).into_owned(),
+            code: self.code.unwrap_or(Cow::Borrowed(kind.code())).into_owned(),
         };
         FailureError {
             message: self.message,
@@ -160,12 +269,13 @@ pub struct ErrorInfo {
 }
 
 impl FailureError {
-    pub(crate) fn coded(name: &str, code: &str, message: String) -> Self {
+    /// A failure of this kind, with its name and code.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> Self {
         Self {
-            message,
+            message: message.into(),
             info: Some(ErrorInfo {
-                name: name.to_owned(),
-                code: code.to_owned(),
+                name: kind.name().to_owned(),
+                code: kind.code().to_owned(),
             }),
         }
     }
@@ -173,6 +283,11 @@ impl FailureError {
     /// The failure code, if any.
     pub fn code(&self) -> Option<&str> {
         self.info.as_ref().map(|info| info.code.as_str())
+    }
+
+    /// The kind, when the code is one of the pipeline's (a body's own code is not).
+    pub fn kind(&self) -> Option<FailureKind> {
+        self.code().and_then(FailureKind::from_code)
     }
 }
 

@@ -31,6 +31,7 @@ pub mod depth;
 pub mod error;
 pub mod lower;
 mod outcome;
+mod panic;
 pub mod pipeline;
 pub mod present;
 mod registry;

@@ -8,7 +8,8 @@ use crate::call::{Surface, ToolCall};
 use crate::outcome::ToolOutcome;
 use crate::tool::{AdvertisedTool, ToolTable};
 
-use super::Stages;
+use super::dispatch::{Target, dispatch};
+use super::stages::Stages;
 
 /// The tools of a registry at one moment, with its stages: what one model request sees.
 /// Dispatching through a snapshot always runs the tool it advertised, whatever happens to the
@@ -48,7 +49,12 @@ impl Snapshot {
     /// Cancellation is dropping the returned future: no outcome is produced, and the
     /// wrappers and the body are dropped where they stand.
     pub async fn dispatch(&self, call: ToolCall, surface: Surface) -> ToolOutcome {
-        super::dispatch(self, call, surface).await
+        let target = Target {
+            table: &self.table,
+            stages: &self.stages,
+            refusal: self.refusal.as_deref(),
+        };
+        dispatch(target, call, surface).await
     }
 }
 

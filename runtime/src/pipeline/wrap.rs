@@ -114,15 +114,25 @@ where
 /// times as needed (a retry), or not at all (a cache hit).
 #[derive(Clone)]
 pub struct Next {
-    pub(crate) chain: Arc<super::Chain>,
-    pub(crate) index: usize,
+    rest: Arc<dyn Rest>,
+    index: usize,
+}
+
+/// What `Next` runs: the chain from a wrapper's index inward. Implemented by the pipeline's
+/// chain, behind this trait so that wrappers do not depend on how the chain is built.
+pub(crate) trait Rest: Send + Sync + 'static {
+    fn run_from(self: Arc<Self>, index: usize) -> BoxFuture<'static, ToolOutcome>;
 }
 
 impl Next {
+    pub(crate) fn new(rest: Arc<dyn Rest>, index: usize) -> Self {
+        Self { rest, index }
+    }
+
     /// Runs the rest of the chain. The outcome is already normalized: returning it as is
     /// costs no second validation or render.
     pub fn run(&self) -> BoxFuture<'static, ToolOutcome> {
-        super::run_chain(self.chain.clone(), self.index)
+        self.rest.clone().run_from(self.index)
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 use crate::BoxFuture;
 use crate::context::ToolContext;
 use crate::error::ToolError;
-use crate::pipeline::catch;
+use crate::panic::catch;
 use crate::present::{ContentBlock, MetaError};
 use crate::value::LosslessError;
 

@@ -1,0 +1,244 @@
+//! The chain around one body: the wrappers, outermost first, then the body; and the
+//! normalization every success goes through — validate the value, freeze it, project it.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::BoxFuture;
+use crate::bound::{BoundLimits, meta_fits};
+use crate::call::Surface;
+use crate::context::ToolContext;
+use crate::depth;
+use crate::error::{FailureError, FailureKind};
+use crate::outcome::{DispatchToken, ToolFailure, ToolOutcome, ToolSuccess};
+use crate::panic::{catch, contain};
+use crate::present::{ContentBlock, MetaError};
+use crate::schema::describe_violations;
+use crate::tool::{BodyError, CompiledTool};
+use crate::value::FrozenValue;
+
+use super::stages::Stages;
+use super::wrap::{ExecuteCall, Executed, Next, Rest};
+
+/// One call on its way through the wrappers to the body.
+pub(crate) struct Chain {
+    pub(super) stages: Arc<Stages>,
+    pub(super) tool: Arc<CompiledTool>,
+    pub(super) call: ExecuteCall,
+    pub(super) token: DispatchToken,
+}
+
+impl Rest for Chain {
+    fn run_from(self: Arc<Self>, index: usize) -> BoxFuture<'static, ToolOutcome> {
+        run_chain(self, index)
+    }
+}
+
+/// Runs the wrappers from `index` inward, then the body.
+pub(crate) fn run_chain(chain: Arc<Chain>, index: usize) -> BoxFuture<'static, ToolOutcome> {
+    Box::pin(async move {
+        let Some(wrapper) = chain.stages.wrappers.get(index) else {
+            return run_body(&chain).await;
+        };
+        let next = Next::new(chain.clone(), index + 1);
+        let call = chain.call.clone();
+        match contain(|| wrapper.wrap(call, next)).await {
+            Ok(executed) => settle(&chain, executed),
+            Err(panic) => {
+                tracing::warn!(
+                    tool = chain.tool.name(),
+                    wrapper = index,
+                    panic,
+                    "wrapper panicked"
+                );
+                failure(FailureError::new(
+                    FailureKind::PolicyFailed,
+                    format!(
+                        "Tool `{}` failed unexpectedly (a wrapper panicked): {panic}",
+                        chain.tool.name()
+                    ),
+                ))
+            }
+        }
+    })
+}
+
+/// A wrapper's result as a canonical outcome: passed through if this dispatch normalized it,
+/// normalized (again) under the resolved tool's declaration otherwise.
+fn settle(chain: &Chain, executed: Executed) -> ToolOutcome {
+    let value = match executed {
+        Executed::Outcome(ToolOutcome::Success(success)) if success.token == chain.token => {
+            return ToolOutcome::Success(success);
+        }
+        Executed::Outcome(ToolOutcome::Success(success)) => success.value,
+        Executed::Outcome(failure) => return failure,
+        Executed::Value(value) => match chain.freeze(value) {
+            Ok(value) => value,
+            Err(error) => return failure(error),
+        },
+    };
+    chain.normalize(value)
+}
+
+async fn run_body(chain: &Chain) -> ToolOutcome {
+    let Chain { tool, call, .. } = chain;
+    let cx = ToolContext::new(call.id.clone(), call.name.clone(), call.surface);
+    let value = match contain(|| tool.handler.call(&call.args, cx)).await {
+        Ok(Ok(value)) => value,
+        Ok(Err(BodyError::Input(why))) => {
+            return failure(input_error(tool, &format!("- {why}")));
+        }
+        Ok(Err(BodyError::Failed(error))) => return failure(error.into_failure_error()),
+        Ok(Err(BodyError::Output(error))) => {
+            return failure(output_error(
+                tool,
+                &format!("its value is not lossless JSON: {error}"),
+            ));
+        }
+        Err(panic) => {
+            tracing::warn!(tool = tool.name(), panic, "tool body panicked");
+            return failure(FailureError::new(
+                FailureKind::ToolPanicked,
+                format!(
+                    "Tool `{}` failed unexpectedly (it panicked): {panic}",
+                    tool.name()
+                ),
+            ));
+        }
+    };
+    chain.normalize(FrozenValue::freeze(value))
+}
+
+impl Chain {
+    pub(super) fn limits(&self) -> &BoundLimits {
+        self.tool.limits.as_ref().unwrap_or(&self.stages.limits)
+    }
+
+    /// A value a wrapper or a policy made, frozen once it is known to be within the depth
+    /// limit; one that is not is taken apart without recursion.
+    pub(super) fn freeze(&self, value: Value) -> Result<FrozenValue, FailureError> {
+        match depth::check_depth(&value) {
+            Ok(()) => Ok(FrozenValue::freeze(value)),
+            Err(error) => {
+                depth::dispose(value);
+                Err(output_error(
+                    &self.tool,
+                    &format!("its value nests {error}"),
+                ))
+            }
+        }
+    }
+
+    pub(super) fn normalize(&self, value: FrozenValue) -> ToolOutcome {
+        let limits = self.limits();
+        match normalize(
+            &self.tool,
+            &self.call.args,
+            value,
+            self.call.surface,
+            limits,
+        ) {
+            Ok((content, meta, value)) => ToolOutcome::Success(ToolSuccess {
+                value,
+                content,
+                meta,
+                additional_contexts: Vec::new(),
+                token: self.token,
+            }),
+            Err(error) => failure(error),
+        }
+    }
+}
+
+/// Turns a value into a canonical success: validate against the output schema (6), freeze (7),
+/// render (8) and, for direct calls, project metadata (9). Every projection is computed from
+/// the frozen, validated value.
+fn normalize(
+    tool: &CompiledTool,
+    args: &Value,
+    value: FrozenValue,
+    surface: Surface,
+    limits: &BoundLimits,
+) -> Result<(Vec<ContentBlock>, Option<Value>, FrozenValue), FailureError> {
+    if !tool.output.is_valid(&value) {
+        let violations = describe_violations(&tool.output, &value);
+        return Err(output_error(
+            tool,
+            &format!("its value does not match its output schema:\n{violations}"),
+        ));
+    }
+
+    // Deserializing the value back, rendering, projecting meta and dropping what they made all
+    // run user code.
+    let projected = catch(|| {
+        tool.handler
+            .project(args, &value, surface == Surface::Direct)
+    })
+    .map_err(|panic| format!("its projections panicked: {panic}"))
+    .and_then(|projected| projected)
+    .map_err(|problem| output_error(tool, &problem))?;
+    let content = match projected.content {
+        None => default_render(&value),
+        Some(Ok(content)) => content,
+        Some(Err(problem)) => return Err(output_error(tool, &problem)),
+    };
+    let meta = match projected.meta {
+        None | Some(Ok(None)) => None,
+        Some(Ok(Some(meta))) if meta_fits(&meta, limits.max_meta_bytes) => Some(meta),
+        Some(Ok(Some(_))) => {
+            // Metadata is measured on its own, and never becomes an unbounded side channel.
+            tracing::warn!(
+                tool = tool.name(),
+                max_bytes = limits.max_meta_bytes,
+                "presentation meta dropped: too large"
+            );
+            None
+        }
+        Some(Err(MetaError::Invalid(problem))) => {
+            tracing::warn!(tool = tool.name(), problem, "presentation meta dropped");
+            None
+        }
+        Some(Err(MetaError::Failed(problem))) => return Err(output_error(tool, &problem)),
+    };
+
+    Ok((content, meta, value))
+}
+
+/// Without a `render`, a string is one text block and anything else is serialized once.
+fn default_render(value: &Value) -> Vec<ContentBlock> {
+    let text = match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    vec![ContentBlock::text(text)]
+}
+
+pub(super) fn failure(error: FailureError) -> ToolOutcome {
+    ToolOutcome::Failure(ToolFailure::new(error))
+}
+
+pub(super) fn input_error(tool: &CompiledTool, problems: &str) -> FailureError {
+    FailureError::new(
+        FailureKind::InvalidInput,
+        format!(
+            "Invalid arguments for tool `{}`:\n{problems}\nFix the arguments to match the tool's input schema and call it again.",
+            tool.name()
+        ),
+    )
+}
+
+pub(super) fn output_error(tool: &CompiledTool, problem: &str) -> FailureError {
+    tracing::warn!(
+        tool = tool.name(),
+        problem,
+        "tool produced an invalid value"
+    );
+    FailureError::new(
+        FailureKind::InvalidOutput,
+        format!(
+            "Tool `{}` produced an invalid result: {problem}",
+            tool.name()
+        ),
+    )
+}

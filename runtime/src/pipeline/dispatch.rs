@@ -1,0 +1,309 @@
+//! One call from start to end: resolve the name, validate the arguments, pre-execute
+//! policies, the chain, post-execute policies, then bounding what the model reads.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tracing::Instrument as _;
+
+use crate::bound::{RetainError, oversized_text, preview_of, replace_text};
+use crate::call::{CallArgs, Surface, ToolCall};
+use crate::depth::{self, Shape};
+use crate::error::{FailureError, FailureKind};
+use crate::outcome::{DispatchToken, ToolOutcome};
+use crate::panic::{catch, contain};
+use crate::schema::{coerce_integral_floats, describe_violations, strip_refused_nulls};
+use crate::text::printable;
+use crate::tool::ToolTable;
+
+use super::chain::{Chain, failure, input_error, run_chain};
+use super::policy::{Approval, ApprovalRequest, PostAction, PreDecision};
+use super::stages::Stages;
+use super::wrap::ExecuteCall;
+
+/// How many tool names an unknown-tool failure lists.
+const MAX_LISTED_TOOLS: usize = 20;
+/// How much of an unknown name is echoed back.
+const MAX_ECHOED_NAME: usize = 80;
+
+/// What one call is dispatched against: the parts of a snapshot.
+#[derive(Clone, Copy)]
+pub(crate) struct Target<'a> {
+    pub(crate) table: &'a ToolTable,
+    pub(crate) stages: &'a Arc<Stages>,
+    pub(crate) refusal: Option<&'a str>,
+}
+
+pub(crate) async fn dispatch(target: Target<'_>, call: ToolCall, surface: Surface) -> ToolOutcome {
+    let span = tracing::debug_span!(
+        "tool_dispatch",
+        tool = %printable(call.name(), MAX_ECHOED_NAME),
+        call_id = %printable(call.id(), MAX_ECHOED_NAME),
+        ?surface,
+    );
+    // The last line of defence: a panic in the pipeline itself (a bug here or in a
+    // dependency) is a failure too. User code is contained closer to where it runs.
+    let run = std::pin::pin!(run(target, call, surface).instrument(span.clone()));
+    let outcome = match contain(|| run).await {
+        Ok(outcome) => outcome,
+        Err(panic) => {
+            tracing::error!(panic, "the dispatch pipeline panicked");
+            failure(FailureError::new(
+                FailureKind::Internal,
+                format!("The call failed because of a bug in the tool runtime: {panic}"),
+            ))
+        }
+    };
+    span.in_scope(|| match &outcome {
+        ToolOutcome::Failure(failure) => {
+            tracing::debug!(code = failure.error.code(), "tool call failed");
+        }
+        ToolOutcome::Success(_) => tracing::trace!("tool call succeeded"),
+    });
+    outcome
+}
+
+async fn run(target: Target<'_>, call: ToolCall, surface: Surface) -> ToolOutcome {
+    let (id, name, args) = call.into_parts();
+    // Measured before anything else touches them: an over-deep value is taken apart here,
+    // without recursion, whatever happens to the call next.
+    let args = measured_args(args);
+
+    if let Some(reason) = target.refusal {
+        return failure(FailureError::new(
+            FailureKind::ToolsDisabled,
+            format!("No tools may run now: {reason}"),
+        ));
+    }
+
+    // 1. Resolve the name in this snapshot.
+    let Some(tool) = target.table.get(&name) else {
+        return failure(unknown_tool(target.table, &name));
+    };
+
+    // 2. Validate the arguments before anything else sees them, so that policies (and a
+    //    human asked to approve) judge well-formed arguments.
+    let (mut args, shape) = match args {
+        Ok(measured) => measured,
+        Err(problem) => return failure(input_error(tool, &format!("- {problem}"))),
+    };
+    let schema = tool.definition.input_schema();
+    if !tool.input.is_valid(&args) {
+        // `null` for an optional property is how strict-mode models leave it out.
+        let stripped = shape.null && strip_refused_nulls(schema, tool.input_draft_07, &mut args);
+        if !(stripped && tool.input.is_valid(&args)) {
+            let violations = describe_violations(&tool.input, &args);
+            return failure(input_error(tool, &violations));
+        }
+    }
+    if shape.integral_float {
+        coerce_integral_floats(schema, tool.input_draft_07, &mut args);
+    }
+    let call = ExecuteCall {
+        id,
+        name: tool.definition.shared_name(),
+        args: Arc::new(args),
+        surface,
+    };
+
+    // 3. Pre-execute policies.
+    if let Err(error) = pre_execute(target.stages, &call).await {
+        return failure(error);
+    }
+
+    // 4–7. Wrappers around the body; every success they hand back is normalized.
+    let chain = Arc::new(Chain {
+        stages: target.stages.clone(),
+        tool: tool.clone(),
+        call,
+        token: DispatchToken::fresh(),
+    });
+    let outcome = run_chain(chain.clone(), 0).await;
+
+    // 8. Post-execute policies.
+    let outcome = post_execute(&chain, outcome);
+
+    // 9. Bound what the model reads. Last, so that a tool's own render limits and every
+    //    policy have run, whatever their registration order. Nested calls never reach model
+    //    context and are not bounded.
+    if surface == Surface::Direct {
+        return bound(&chain, outcome).await;
+    }
+    outcome
+}
+
+/// The arguments as JSON within [`MAX_DEPTH`](crate::depth::MAX_DEPTH), with their shape; or
+/// why not, the value already disposed of.
+fn measured_args(args: CallArgs) -> Result<(Value, Shape), String> {
+    let value = match args {
+        CallArgs::Json(value) => value,
+        CallArgs::Raw(text) => match serde_json::from_str(&text) {
+            Ok(value) => value,
+            // serde_json stops at 128 levels; say it in this crate's terms.
+            Err(error) if error.to_string().starts_with("recursion limit exceeded") => {
+                return Err(format!(
+                    "the arguments nest deeper than {} levels of arrays and objects",
+                    crate::depth::MAX_DEPTH
+                ));
+            }
+            Err(error) => return Err(format!("the arguments are not valid JSON: {error}")),
+        },
+    };
+    match depth::inspect(&value) {
+        Ok(shape) => Ok((value, shape)),
+        Err(error) => {
+            depth::dispose(value);
+            Err(format!("the arguments nest {error}"))
+        }
+    }
+}
+
+/// Replaces oversized text by a preview, after retaining it in full. If it cannot be retained,
+/// the call fails: a lossy success is never published.
+async fn bound(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
+    let limits = chain.limits();
+    let preview = {
+        let Some(texts) = oversized_text(outcome.content(), limits) else {
+            return outcome;
+        };
+        let name = chain.tool.name();
+        let retained = contain(|| chain.stages.store.retain(&chain.call.id, name, &texts))
+            .await
+            .unwrap_or_else(|panic| {
+                Err(RetainError(std::io::Error::other(format!(
+                    "the store panicked: {panic}"
+                ))))
+            });
+        match retained {
+            Ok(retained) => preview_of(&texts, &retained, limits),
+            Err(error) => {
+                tracing::warn!(tool = name, %error, "output not retained");
+                return failure(FailureError::new(
+                    FailureKind::OutputNotRetained,
+                    format!(
+                        "The output of `{name}` was too large to show, and could not be saved for reading: {error}"
+                    ),
+                ));
+            }
+        }
+    };
+    let content = std::mem::take(outcome.content_mut());
+    *outcome.content_mut() = replace_text(content, preview);
+    outcome
+}
+
+/// Runs the pre-execute policies in order; the first denial or refusal ends the call.
+async fn pre_execute(stages: &Stages, call: &ExecuteCall) -> Result<(), FailureError> {
+    for policy in &stages.pre {
+        let decision = catch(|| policy.check(call)).map_err(|panic| {
+            tracing::warn!(tool = call.name(), panic, "pre-execute policy panicked");
+            FailureError::new(
+                FailureKind::PolicyFailed,
+                format!(
+                    "The call to `{}` was not run: a policy failed.",
+                    call.name()
+                ),
+            )
+        })?;
+        let question = match decision {
+            PreDecision::Allow => continue,
+            PreDecision::Deny { reason } => {
+                return Err(FailureError::new(
+                    FailureKind::DeniedByPolicy,
+                    format!("The call to `{}` was denied: {reason}", call.name()),
+                ));
+            }
+            PreDecision::Ask { question } => question,
+        };
+        let refused = |reason: &str| {
+            FailureError::new(
+                FailureKind::RefusedByApprover,
+                format!("The call to `{}` was not approved: {reason}", call.name()),
+            )
+        };
+        let Some(approver) = &stages.approver else {
+            return Err(refused("it needs approval, and no approver is available"));
+        };
+        let request = ApprovalRequest {
+            call: call.clone(),
+            question,
+        };
+        match contain(|| approver.approve(request)).await {
+            Ok(Approval::Approved) => {}
+            Ok(Approval::Refused { reason }) => {
+                return Err(refused(reason.as_deref().unwrap_or("the user said no")));
+            }
+            Err(panic) => {
+                tracing::warn!(tool = call.name(), panic, "approver panicked");
+                return Err(refused("the approver failed"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs the post-execute policies in order, each on the outcome the previous one left.
+fn post_execute(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
+    let mut contexts = Vec::new();
+    for policy in &chain.stages.post {
+        let decision = match catch(|| policy.review(&chain.call, &outcome)) {
+            Ok(decision) => decision,
+            Err(panic) => {
+                // Fail closed: a redaction policy that panics must not let the result through.
+                tracing::warn!(
+                    tool = chain.tool.name(),
+                    panic,
+                    "post-execute policy panicked"
+                );
+                outcome = failure(FailureError::new(
+                    FailureKind::PolicyFailed,
+                    format!(
+                        "The result of `{}` was withheld: a policy failed.",
+                        chain.tool.name()
+                    ),
+                ));
+                break;
+            }
+        };
+        contexts.extend(decision.additional_contexts);
+        outcome = match decision.action {
+            PostAction::Keep => outcome,
+            PostAction::ReplaceContent(content) => {
+                *outcome.content_mut() = content;
+                outcome
+            }
+            PostAction::ReplaceValue(value) => match chain.freeze(value) {
+                Ok(value) => chain.normalize(value),
+                Err(error) => failure(error),
+            },
+            PostAction::Block(message) => {
+                failure(FailureError::new(FailureKind::BlockedByPolicy, message))
+            }
+        };
+    }
+    outcome.additional_contexts_mut().extend(contexts);
+    outcome
+}
+
+fn unknown_tool(table: &ToolTable, name: &str) -> FailureError {
+    let mut available: Vec<String> = table
+        .names()
+        .take(MAX_LISTED_TOOLS)
+        .map(|name| format!("`{name}`"))
+        .collect();
+    if table.names().nth(MAX_LISTED_TOOLS).is_some() {
+        available.push("…".to_owned());
+    }
+    let available = if available.is_empty() {
+        "none".to_owned()
+    } else {
+        available.join(", ")
+    };
+    FailureError::new(
+        FailureKind::UnknownTool,
+        format!(
+            "Unknown tool `{}`. Available tools: {available}.",
+            printable(name, MAX_ECHOED_NAME)
+        ),
+    )
+}
