@@ -29,6 +29,11 @@ pub(crate) struct Doc {
 pub(crate) enum Input {
     /// The `&ToolContext` parameter.
     Context(Type),
+    /// A `State<T>` parameter: host state of type `T`, from the registry.
+    State {
+        /// `T`.
+        inner: Type,
+    },
     /// A parameter that comes from the arguments.
     Param(Param),
 }
@@ -80,6 +85,13 @@ impl ToolFn {
                 FnArg::Typed(typed) if is_context(&typed.ty) => {
                     inputs.push(Input::Context((*typed.ty).clone()));
                 }
+                FnArg::Typed(typed) if state_inner(&typed.ty).is_some() => {
+                    inputs.push(Input::State {
+                        inner: state_inner(&typed.ty)
+                            .cloned()
+                            .unwrap_or_else(|| (*typed.ty).clone()),
+                    });
+                }
                 FnArg::Typed(typed) => inputs.push(Input::Param(Param {
                     pat: (*typed.pat).clone(),
                     ty: (*typed.ty).clone(),
@@ -107,7 +119,15 @@ impl ToolFn {
     pub(crate) fn params(&self) -> impl Iterator<Item = &Param> {
         self.inputs.iter().filter_map(|input| match input {
             Input::Param(param) => Some(param),
-            Input::Context(_) => None,
+            Input::Context(_) | Input::State { .. } => None,
+        })
+    }
+
+    /// The `T` of every `State<T>` parameter.
+    pub(crate) fn states(&self) -> impl Iterator<Item = &Type> {
+        self.inputs.iter().filter_map(|input| match input {
+            Input::State { inner, .. } => Some(inner),
+            Input::Context(_) | Input::Param(_) => None,
         })
     }
 
@@ -219,6 +239,76 @@ fn is_context(ty: &Type) -> bool {
     };
     matches!(ty, Type::Path(path) if path.qself.is_none()
         && path.path.segments.last().is_some_and(|last| last.ident == "ToolContext"))
+}
+
+/// The `T` of `State<T>` (by its last path segment), if the type is one.
+fn state_inner(ty: &Type) -> Option<&Type> {
+    let Type::Path(path) = ty else {
+        return None;
+    };
+    let last = path.path.segments.last()?;
+    if path.qself.is_some() || last.ident != "State" {
+        return None;
+    }
+    match &last.arguments {
+        syn::PathArguments::AngleBracketed(args) if args.args.len() == 1 => {
+            match args.args.first()? {
+                syn::GenericArgument::Type(inner) => Some(inner),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// One `#[toolset]` impl block: its type, the prefix of its generated names, and its tools.
+pub(crate) struct ToolsetImpl {
+    /// `PascalCase` of the type's last segment, for `{Type}{Method}Args`.
+    pub(crate) prefix: Option<String>,
+    /// The tool methods, each with the name of its args struct.
+    pub(crate) tools: Vec<ToolFn>,
+}
+
+impl ToolsetImpl {
+    /// Reads the impl block, taking the `#[tool]` attributes off its methods (they are this
+    /// macro's to read) and the parameter helpers off their signatures.
+    pub(crate) fn from_syn(item: &mut syn::ItemImpl, errors: &mut Errors) -> Self {
+        let prefix = match &*item.self_ty {
+            Type::Path(path) if path.qself.is_none() => path
+                .path
+                .segments
+                .last()
+                .map(|last| pascal_case(&last.ident)),
+            _ => None,
+        };
+        let mut tools = Vec::new();
+        for impl_item in &mut item.items {
+            let syn::ImplItem::Fn(method) = impl_item else {
+                continue;
+            };
+            let (tool_attrs, rest): (Vec<_>, Vec<_>) = method
+                .attrs
+                .drain(..)
+                .partition(|attr| attr.path().is_ident("tool"));
+            method.attrs = rest;
+            let Some(first) = tool_attrs.first() else {
+                continue;
+            };
+            for duplicate in &tool_attrs[1..] {
+                errors.push_spanned(duplicate, "duplicate `#[tool]` on one method");
+            }
+            let options = crate::attr::parse_tool_attribute(first, errors);
+            tools.push(ToolFn::new(
+                options,
+                &method.attrs,
+                &method.vis,
+                &method.sig,
+                errors,
+            ));
+            crate::attr::strip_param_helpers(&mut method.sig);
+        }
+        Self { prefix, tools }
+    }
 }
 
 /// The identifier without a raw prefix: `r#type` → `type`.

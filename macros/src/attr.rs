@@ -7,7 +7,8 @@ use syn::{Attribute, LitStr, Path};
 
 use crate::errors::Errors;
 
-const TOOL_OPTIONS: &str = "`name`, `description`, `render`, `meta`, `struct_name`, `crate`";
+const TOOL_OPTIONS: &str =
+    "`name`, `description`, `render`, `presentation_meta`, `struct_name`, `crate`";
 const ARG_OPTIONS: &str = "`description`";
 
 /// The options of one `#[tool(...)]`.
@@ -16,7 +17,7 @@ pub(crate) struct ToolAttr {
     pub(crate) name: Option<LitStr>,
     pub(crate) description: Option<LitStr>,
     pub(crate) render: Option<Path>,
-    pub(crate) meta: Option<Path>,
+    pub(crate) presentation_meta: Option<Path>,
     /// The name of the generated unit struct, instead of the function's name in `PascalCase`.
     pub(crate) struct_name: Option<LitStr>,
     pub(crate) krate: Option<Path>,
@@ -57,7 +58,7 @@ fn parse_tool_option(
         "name",
         "description",
         "render",
-        "meta",
+        "presentation_meta",
         "struct_name",
         "crate",
     ]
@@ -70,7 +71,12 @@ fn parse_tool_option(
         "name" => set(&mut attr.name, meta.value()?.parse()?, meta, errors),
         "description" => set(&mut attr.description, meta.value()?.parse()?, meta, errors),
         "render" => set(&mut attr.render, meta.value()?.parse()?, meta, errors),
-        "meta" => set(&mut attr.meta, meta.value()?.parse()?, meta, errors),
+        "presentation_meta" => set(
+            &mut attr.presentation_meta,
+            meta.value()?.parse()?,
+            meta,
+            errors,
+        ),
         "struct_name" => {
             let literal: LitStr = meta.value()?.parse()?;
             if literal.parse::<syn::Ident>().is_ok() {
@@ -92,6 +98,12 @@ fn parse_tool_option(
                 ),
             }
         }
+        "meta" => {
+            errors.push(meta.error(
+                "the option is `presentation_meta = path`: the projection from arguments and value to presentation metadata",
+            ));
+            return skip_value(meta);
+        }
         _ => {
             errors.push(meta.error(format!(
                 "unknown option `{key}`; expected one of {TOOL_OPTIONS}"
@@ -100,6 +112,44 @@ fn parse_tool_option(
         }
     }
     Ok(())
+}
+
+/// The options of `#[toolset(...)]`.
+#[derive(Default)]
+pub(crate) struct ToolsetAttr {
+    pub(crate) krate: Option<Path>,
+}
+
+/// Parses the tokens inside `#[toolset(...)]`, recording every problem in `errors`.
+pub(crate) fn parse_toolset_attr(tokens: TokenStream, errors: &mut Errors) -> ToolsetAttr {
+    let mut attr = ToolsetAttr::default();
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("crate") {
+            let literal: LitStr = meta.value()?.parse()?;
+            match literal.parse::<Path>() {
+                Ok(path) => set(&mut attr.krate, path, &meta, errors),
+                Err(_) => errors.push_spanned(
+                    &literal,
+                    "`crate` must be a path, e.g. `crate = \"my_toolprism\"`",
+                ),
+            }
+            Ok(())
+        } else {
+            let key = meta
+                .path
+                .get_ident()
+                .map(ToString::to_string)
+                .unwrap_or_default();
+            errors.push(meta.error(format!(
+                "unknown option `{key}`; `#[toolset]` takes only `crate = \"...\"`"
+            )));
+            skip_value(&meta)
+        }
+    });
+    if let Err(error) = parser.parse2(tokens) {
+        errors.push(error);
+    }
+    attr
 }
 
 /// What `#[arg(...)]` on a parameter says.
@@ -155,6 +205,16 @@ pub(crate) fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAt
 pub(crate) fn is_param_helper(attribute: &Attribute) -> bool {
     let path = attribute.path();
     path.is_ident("arg") || path.is_ident("serde") || path.is_ident("schemars")
+}
+
+/// Removes `#[arg]`, `#[serde]` and `#[schemars]` from parameters: they are read by the
+/// macro and mean nothing to rustc there.
+pub(crate) fn strip_param_helpers(sig: &mut syn::Signature) {
+    for input in &mut sig.inputs {
+        if let syn::FnArg::Typed(typed) = input {
+            typed.attrs.retain(|attr| !is_param_helper(attr));
+        }
+    }
 }
 
 fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>, errors: &mut Errors) {

@@ -1,16 +1,16 @@
-//! Code generation: the args struct, the `ToolDef` builder expression, and the unit struct
-//! that registers a free function.
+//! Code generation: the args struct, the `ToolDef` builder expression, the unit struct that
+//! registers a free function, and the `Toolset` impl of an impl block.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
-use syn::{Ident, ItemFn, Path, Signature, Visibility};
+use syn::{Ident, ItemFn, ItemImpl, Path, Visibility};
 
-use crate::ast::{ArgsForm, Input, Output, ToolFn, struct_ident, unraw};
-use crate::attr::{is_param_helper, parse_tool_attr};
+use crate::ast::{ArgsForm, Input, Output, ToolFn, ToolsetImpl, pascal_case, struct_ident, unraw};
+use crate::attr::{parse_tool_attr, parse_toolset_attr, strip_param_helpers};
 use crate::errors::Errors;
 use crate::fallback;
-use crate::valid::{Site, check, hides_prelude};
+use crate::valid::{Site, check, check_toolset, hides_prelude};
 
 /// `#[tool]` on a free function.
 pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -38,6 +38,7 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         item.sig.ident,
         item.sig.ident,
     );
+    let name_pin = name_pin(&tool, &krate);
     let unit = UnitStruct::new(&item, &struct_ident);
     let declaration = unit.declaration(&doc);
     let path = unit.path();
@@ -63,6 +64,52 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
         impl #krate::__private::GeneratedTool for #path {}
 
         const _: () = #krate::__private::assert_generated_tool::<#ident_here>();
+
+        #name_pin
+    }
+}
+
+/// `#[toolset]` on an impl block: parse, validate, expand — every problem reported at once.
+pub(crate) fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    let options = parse_toolset_attr(attr, &mut errors);
+    let krate = crate_path(options.krate.as_ref());
+    let Ok(mut item) = syn::parse2::<ItemImpl>(item.clone()) else {
+        return fallback::not_an_impl(item);
+    };
+    let set = ToolsetImpl::from_syn(&mut item, &mut errors);
+    check_toolset(&set, &item, &mut errors);
+    let Some(prefix) = set.prefix.as_ref().filter(|_| errors.is_empty()) else {
+        return fallback::toolset(&item, &krate, errors);
+    };
+    let mut args_structs = Vec::new();
+    let mut defs = Vec::new();
+    let mut pins = Vec::new();
+    for tool in &set.tools {
+        let args_ident = format_ident!("{prefix}{}Args", pascal_case(&tool.sig.ident));
+        args_structs.push(args_struct(tool, &args_ident, &krate));
+        let callee = Callee::Method {
+            has_receiver: tool.receiver.is_some(),
+        };
+        defs.push(tool_def(tool, &args_ident, &krate, &callee));
+        pins.push(name_pin(tool, &krate));
+    }
+    let self_ty = &item.self_ty;
+    quote! {
+        #item
+
+        #(#args_structs)*
+
+        #(#pins)*
+
+        #[automatically_derived]
+        impl #krate::__private::Toolset for #self_ty {
+            fn tool_defs(
+                self: #krate::__private::Arc<Self>,
+            ) -> ::std::vec::Vec<#krate::__private::ToolDef> {
+                ::std::vec![#(#defs),*]
+            }
+        }
     }
 }
 
@@ -139,17 +186,48 @@ pub(crate) enum Callee {
     Method { has_receiver: bool },
 }
 
-/// The `ToolDef` builder expression for one tool.
+/// The `ToolDef` builder expression for one tool, in the builder's order: name and
+/// description, the argument and value types, the body (which must be `Send`), the host state
+/// it takes, its projections.
 pub(crate) fn tool_def(
     tool: &ToolFn,
     args_ident: &Ident,
     krate: &Path,
     callee: &Callee,
 ) -> TokenStream {
+    let head = head_steps(tool, krate);
+    let signature = signature_steps(tool, args_ident);
+    let handler = handler_closure(tool, krate, callee);
+    let states = tool
+        .states()
+        .map(|inner| quote_spanned!(inner.span()=> .requires_state::<#inner>()));
+    let projections = projection_steps(tool);
+    // Named for what it checks, and spanned on the function: a body whose future is not
+    // `Send` is reported there, "required by a bound in `tool_body_must_be_send`".
+    let must_be_send =
+        quote_spanned!(tool.sig.ident.span()=> #krate::__private::tool_body_must_be_send);
+    let body_step =
+        quote_spanned!(tool.sig.ident.span()=> #must_be_send(#head #signature, #handler));
+    quote! {
+        #body_step
+            #(#states)*
+            #projections
+            .build()
+    }
+}
+
+/// `ToolDef::builder(name).description(text)`.
+fn head_steps(tool: &ToolFn, krate: &Path) -> TokenStream {
     let name = tool.tool_name();
     let description = tool.description();
-    // Each type is named in its own builder step, spanned on the user's token, so a missing
-    // trait is reported once and on that type.
+    quote! {
+        #krate::__private::ToolDef::builder(#name).description(#description)
+    }
+}
+
+/// `.args::<A>().returns::<T>()`: each type named in its own step, spanned on the user's
+/// token, so a missing trait is reported once and on that type.
+fn signature_steps(tool: &ToolFn, args_ident: &Ident) -> TokenStream {
     let args_step = match tool.args_form() {
         ArgsForm::Whole(param) => {
             let ty = &param.ty;
@@ -164,40 +242,88 @@ pub(crate) fn tool_def(
         }
         Output::Result { ty, ok: None, .. } => quote_spanned!(ty.span()=> .returns::<#ty>()),
     };
+    quote!(#args_step #returns_step)
+}
 
-    let uses_context = tool
+/// The body the builder takes: `|args, cx| async move { … }`, which takes the host state out
+/// of the context, calls the user's function and converts its error.
+fn handler_closure(tool: &ToolFn, krate: &Path, callee: &Callee) -> TokenStream {
+    let needs_context = tool
         .inputs
         .iter()
-        .any(|input| matches!(input, Input::Context(_)));
-    let cx_pat = if uses_context {
+        .any(|input| matches!(input, Input::Context(_) | Input::State { .. }));
+    let cx_pat = if needs_context {
         quote!(__toolprism_cx)
     } else {
         quote!(_)
     };
-    let call_args = tool.inputs.iter().map(|input| match input {
-        Input::Context(_) => quote!(&__toolprism_cx),
-        Input::Param(param) => {
-            if let (ArgsForm::List(_), Some(ident)) = (tool.args_form(), param.ident()) {
-                quote!(__toolprism_args.#ident)
-            } else {
-                quote!(__toolprism_args)
-            }
+    let states = tool.states().enumerate().map(|(index, inner)| {
+        let binding = format_ident!("__toolprism_state_{index}");
+        quote! {
+            let #binding = #krate::__private::state::<#inner>(&__toolprism_cx)?;
         }
     });
+    let result = result_expr(tool, krate, &call_expr(tool, callee));
+    // Spanned on the function, so a body whose future is not `Send` is reported there.
+    let body = quote_spanned!(tool.sig.ident.span()=> async move { #(#states)* #result });
+    let span = tool.sig.ident.span();
+    match callee {
+        Callee::Free => quote_spanned! {span=>
+            |__toolprism_args, #cx_pat: #krate::__private::ToolContext| #body
+        },
+        Callee::Method { .. } => quote_spanned! {span=> {
+            let __toolprism_shared = ::core::clone::Clone::clone(&self);
+            move |__toolprism_args, #cx_pat: #krate::__private::ToolContext| {
+                let __toolprism_self = ::core::clone::Clone::clone(&__toolprism_shared);
+                #body
+            }
+        }},
+    }
+}
+
+/// The call of the user's function with its arguments, awaited if it is `async`.
+fn call_expr(tool: &ToolFn, callee: &Callee) -> TokenStream {
+    let mut state_index = 0;
+    let call_args: Vec<TokenStream> = tool
+        .inputs
+        .iter()
+        .map(|input| match input {
+            Input::Context(_) => quote!(&__toolprism_cx),
+            Input::State { .. } => {
+                let binding = format_ident!("__toolprism_state_{state_index}");
+                state_index += 1;
+                quote!(#binding)
+            }
+            Input::Param(param) => {
+                if let (ArgsForm::List(_), Some(ident)) = (tool.args_form(), param.ident()) {
+                    quote!(__toolprism_args.#ident)
+                } else {
+                    quote!(__toolprism_args)
+                }
+            }
+        })
+        .collect();
     let ident = &tool.sig.ident;
-    let mut call = match callee {
+    let call = match callee {
         Callee::Free => quote!(#ident(#(#call_args),*)),
         Callee::Method { has_receiver: true } => {
-            quote!(Self::#ident(&*__toolprism_state, #(#call_args),*))
+            quote!(Self::#ident(&*__toolprism_self, #(#call_args),*))
         }
         Callee::Method {
             has_receiver: false,
         } => quote!(Self::#ident(#(#call_args),*)),
     };
     if tool.sig.asyncness.is_some() {
-        call = quote!(#call.await);
+        quote!(#call.await)
+    } else {
+        call
     }
-    let result = match &tool.output {
+}
+
+/// The body's result as `Result<T, ToolError>`: a plain value wrapped, an error converted
+/// (spanned on the user's error type, so a missing conversion is reported there).
+fn result_expr(tool: &ToolFn, krate: &Path, call: &TokenStream) -> TokenStream {
+    match &tool.output {
         Output::Result { ty, err, .. } => {
             let convert = quote_spanned!(err.as_ref().unwrap_or(ty).span()=>
                 #krate::__private::into_tool_error(__toolprism_error)
@@ -216,19 +342,11 @@ pub(crate) fn tool_def(
         Output::Unit | Output::Plain(_) => {
             quote!(::core::result::Result::Ok::<_, #krate::__private::ToolError>(#call))
         }
-    };
-    let handler = match callee {
-        Callee::Free => quote! {
-            |__toolprism_args, #cx_pat: #krate::__private::ToolContext| async move { #result }
-        },
-        Callee::Method { .. } => quote! {{
-            let __toolprism_shared = ::core::clone::Clone::clone(&self);
-            move |__toolprism_args, #cx_pat: #krate::__private::ToolContext| {
-                let __toolprism_state = ::core::clone::Clone::clone(&__toolprism_shared);
-                async move { #result }
-            }
-        }},
-    };
+    }
+}
+
+/// `.render(path)` and `.presentation_meta(path)`, each spanned on the user's path.
+fn projection_steps(tool: &ToolFn) -> TokenStream {
     let render = tool
         .attr
         .render
@@ -236,18 +354,18 @@ pub(crate) fn tool_def(
         .map(|path| quote_spanned!(path.span()=> .render(#path)));
     let meta = tool
         .attr
-        .meta
+        .presentation_meta
         .as_ref()
-        .map(|path| quote_spanned!(path.span()=> .meta(#path)));
+        .map(|path| quote_spanned!(path.span()=> .presentation_meta(#path)));
+    quote!(#render #meta)
+}
+
+/// A compile-time check that the runtime accepts the name the macro accepted: the two
+/// implementations of the name rule cannot drift apart.
+pub(crate) fn name_pin(tool: &ToolFn, krate: &Path) -> TokenStream {
+    let name = tool.tool_name();
     quote! {
-        #krate::__private::ToolDef::builder(#name)
-            .description(#description)
-            #args_step
-            #returns_step
-            .handler(#handler)
-            #render
-            #meta
-            .build()
+        const _: () = #krate::__private::assert_tool_name(#name);
     }
 }
 
@@ -282,16 +400,6 @@ pub(crate) fn args_struct(tool: &ToolFn, args_ident: &Ident, krate: &Path) -> To
         #[schemars(crate = #schemars_path)]
         #vis struct #args_ident {
             #(#fields,)*
-        }
-    }
-}
-
-/// Removes `#[arg]`, `#[serde]` and `#[schemars]` from parameters: they are read by the
-/// macro and mean nothing to rustc there.
-pub(crate) fn strip_param_helpers(sig: &mut Signature) {
-    for input in &mut sig.inputs {
-        if let syn::FnArg::Typed(typed) = input {
-            typed.attrs.retain(|attr| !is_param_helper(attr));
         }
     }
 }

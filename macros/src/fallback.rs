@@ -18,6 +18,12 @@ pub(crate) fn not_a_function(item: TokenStream) -> TokenStream {
     quote!(#error #item)
 }
 
+pub(crate) fn not_an_impl(item: TokenStream) -> TokenStream {
+    let error =
+        syn::Error::new_spanned(&item, "`#[toolset]` goes on an impl block").to_compile_error();
+    quote!(#error #item)
+}
+
 pub(crate) fn tool_fn(
     item: &ItemFn,
     struct_ident: Option<&Ident>,

@@ -8,7 +8,6 @@ mod attr;
 mod errors;
 mod expand;
 mod fallback;
-mod toolset;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -23,5 +22,5 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `toolprism` crate.
 #[proc_macro_attribute]
 pub fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
-    toolset::toolset(attr.into(), item.into()).into()
+    expand::toolset(attr.into(), item.into()).into()
 }

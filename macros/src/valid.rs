@@ -3,7 +3,7 @@
 use syn::spanned::Spanned as _;
 use syn::{ReceiverKind, Type};
 
-use crate::ast::{ArgsForm, Input, Output, ToolFn, struct_ident};
+use crate::ast::{ArgsForm, Input, Output, ToolFn, ToolsetImpl, struct_ident};
 use crate::errors::Errors;
 
 /// Where the function is.
@@ -15,8 +15,40 @@ pub(crate) enum Site {
     Toolset,
 }
 
-/// The longest name providers accept; kept in step with `toolprism::MAX_TOOL_NAME_LEN`.
+/// The longest name providers accept. The expansion pins this rule to the runtime's
+/// (`toolprism::tool::is_valid_tool_name`) with a compile-time assertion.
 const MAX_TOOL_NAME_LEN: usize = 64;
+
+/// The rules of a `#[toolset]` impl block, then of each of its tools.
+pub(crate) fn check_toolset(set: &ToolsetImpl, item: &syn::ItemImpl, errors: &mut Errors) {
+    if let Some((path, _)) = &item.trait_ {
+        errors.push_spanned(
+            path,
+            "`#[toolset]` goes on an inherent impl block (`impl MyState { … }`), not on a trait impl",
+        );
+    }
+    if !item.generics.params.is_empty() {
+        errors.push_spanned(
+            &item.generics,
+            "`#[toolset]` on a generic impl block is not supported: implement it for a concrete type",
+        );
+    }
+    if set.prefix.is_none() {
+        errors.push_spanned(
+            &item.self_ty,
+            "`#[toolset]` needs a named type, like `impl Workspace { … }`",
+        );
+    }
+    if set.tools.is_empty() {
+        errors.push_spanned(
+            &item.self_ty,
+            "this `#[toolset]` has no tools: mark the methods that are tools with `#[tool]`",
+        );
+    }
+    for tool in &set.tools {
+        check(tool, Site::Toolset, errors);
+    }
+}
 
 pub(crate) fn check(tool: &ToolFn, site: Site, errors: &mut Errors) {
     check_signature(tool, errors);

@@ -1,12 +1,26 @@
-//! What a tool body can reach during a call: the call's id, the tool's name and the surface.
+//! What a tool body can reach during a call: which call it is, the host's shared state,
+//! a progress sink, and the other tools of the same snapshot (nested dispatch).
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::fmt;
+use std::ops::Deref;
 use std::sync::Arc;
 
-use crate::call::Surface;
+use crate::BoxFuture;
+use crate::call::{Surface, ToolCall};
+use crate::outcome::ToolOutcome;
 
-/// What a tool body may know about its call: the call id, the tool's name and the surface.
+/// How deep nested dispatch may go: a tool calling a tool calling a tool… Past it, the call
+/// fails with [`FailureKind::NestingTooDeep`](crate::error::FailureKind::NestingTooDeep), so a
+/// tool that calls itself stops instead of exhausting the stack or the budget.
+pub const MAX_NESTING: usize = 8;
+
+/// What a tool body may know and reach during its call: the call id, the tool's name and the
+/// surface; the host's state; a progress sink; and the other tools of the same snapshot.
 ///
-/// A `#[tool]` function takes it as an optional `&ToolContext` parameter.
+/// A `#[tool]` function takes it as an optional `&ToolContext` parameter. Cloning it is an
+/// `Arc` clone.
 ///
 /// ```
 /// use toolprism::prelude::*;
@@ -17,34 +31,260 @@ use crate::call::Surface;
 ///     format!("{} called as {}", cx.tool_name(), cx.call_id())
 /// }
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ToolContext {
-    call_id: Arc<str>,
-    tool_name: Arc<str>,
-    surface: Surface,
+    scope: Arc<dyn CallScope>,
+}
+
+/// The call a context belongs to, as the pipeline runs it. Behind a trait so that this module
+/// does not depend on how the pipeline is built.
+pub(crate) trait CallScope: Send + Sync + 'static {
+    fn call_id(&self) -> &str;
+    fn tool_name(&self) -> &str;
+    fn surface(&self) -> Surface;
+    fn state(&self) -> &StateMap;
+    fn report(&self, progress: &Progress);
+    fn nested(self: Arc<Self>, call: ToolCall) -> BoxFuture<'static, ToolOutcome>;
 }
 
 impl ToolContext {
-    pub(crate) fn new(call_id: Arc<str>, tool_name: Arc<str>, surface: Surface) -> Self {
-        Self {
-            call_id,
-            tool_name,
-            surface,
-        }
+    pub(crate) fn new(scope: Arc<dyn CallScope>) -> Self {
+        Self { scope }
     }
 
     /// The id of this call.
     pub fn call_id(&self) -> &str {
-        &self.call_id
+        self.scope.call_id()
     }
 
     /// The registered name of the tool being called.
     pub fn tool_name(&self) -> &str {
-        &self.tool_name
+        self.scope.tool_name()
     }
 
     /// Whether a model or a program made this call.
     pub fn surface(&self) -> Surface {
-        self.surface
+        self.scope.surface()
+    }
+
+    /// The host's state of type `T`, registered with
+    /// [`RegistryBuilder::state`](crate::RegistryBuilder::state); `None` if there is none.
+    ///
+    /// A `#[tool]` function can also take it as a parameter, `State<T>`: the tool is then
+    /// refused at registration if the registry has no such state.
+    ///
+    /// ```
+    /// use std::path::PathBuf;
+    /// use toolprism::prelude::*;
+    ///
+    /// struct Workspace { root: PathBuf }
+    ///
+    /// /// Says where the workspace is.
+    /// #[tool]
+    /// fn root(cx: &ToolContext) -> Result<String, ToolError> {
+    ///     let workspace = cx.state::<Workspace>().ok_or_else(|| ToolError::new("no workspace"))?;
+    ///     Ok(workspace.root.display().to_string())
+    /// }
+    ///
+    /// let registry = Registry::builder()
+    ///     .state(Workspace { root: "/srv/project".into() })
+    ///     .tool(Root)
+    ///     .build()
+    ///     .unwrap();
+    /// # let outcome = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(
+    /// #     registry.dispatch(ToolCall::new("c", "root", serde_json::json!({})), Surface::Direct));
+    /// # assert_eq!(outcome.value().unwrap(), &serde_json::json!("/srv/project"));
+    /// ```
+    pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.scope.state().get::<T>()
+    }
+
+    /// Reports progress to the sink the host gave this dispatch
+    /// ([`DispatchOptions::progress`](crate::pipeline::DispatchOptions::progress)); without one,
+    /// this does nothing. It never blocks and never fails: a report that is not finite, or a
+    /// sink that panics, is dropped.
+    ///
+    /// ```
+    /// use toolprism::prelude::*;
+    ///
+    /// /// Counts to three, slowly.
+    /// #[tool]
+    /// async fn count(cx: &ToolContext) -> u32 {
+    ///     for step in 1..=3 {
+    ///         cx.progress(f64::from(step), Some(3.0), "counting");
+    ///     }
+    ///     3
+    /// }
+    /// ```
+    pub fn progress(&self, done: f64, total: Option<f64>, message: &str) {
+        if !done.is_finite() || total.is_some_and(|total| !total.is_finite()) {
+            return;
+        }
+        self.scope.report(&Progress {
+            done,
+            total,
+            message: (!message.is_empty()).then(|| message.to_owned()),
+        });
+    }
+
+    /// Dispatches another tool of the same snapshot, as a program would: on the nested
+    /// surface, so the outcome carries the value and no presentation metadata, no card and no
+    /// bounding. Pre- and post-execute policies apply as to any call; past [`MAX_NESTING`]
+    /// levels the call fails with `NESTING_TOO_DEEP`.
+    ///
+    /// ```
+    /// use toolprism::prelude::*;
+    /// use serde_json::json;
+    ///
+    /// /// Adds.
+    /// #[tool]
+    /// fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// /// Doubles, by asking `add`.
+    /// #[tool]
+    /// async fn double(#[arg] n: i64, cx: &ToolContext) -> Result<i64, ToolError> {
+    ///     let outcome = cx.dispatch(ToolCall::new("inner", "add", json!({"a": n, "b": n}))).await;
+    ///     match outcome.value() {
+    ///         Some(value) => Ok(value.as_i64().unwrap_or_default()),
+    ///         None => Err(ToolError::new(outcome.error().map(|e| e.message.clone()).unwrap_or_default())),
+    ///     }
+    /// }
+    ///
+    /// let registry = Registry::builder().tool(Add).tool(Double).build().unwrap();
+    /// # let outcome = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(
+    /// #     registry.dispatch(ToolCall::new("c", "double", json!({"n": 21})), Surface::Direct));
+    /// # assert_eq!(outcome.value().unwrap(), &json!(42));
+    /// ```
+    pub fn dispatch(&self, call: ToolCall) -> BoxFuture<'static, ToolOutcome> {
+        self.scope.clone().nested(call)
+    }
+
+    /// A handle for nested dispatch that outlives the borrow of the context: for a program that
+    /// runs tools from a task of its own (Code Mode). It keeps the call's snapshot alive.
+    pub fn dispatcher(&self) -> NestedDispatcher {
+        NestedDispatcher {
+            scope: self.scope.clone(),
+        }
+    }
+}
+
+impl fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("call_id", &self.call_id())
+            .field("tool_name", &self.tool_name())
+            .field("surface", &self.surface())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Dispatches tools of one call's snapshot on the nested surface; see
+/// [`ToolContext::dispatch`]. Cheap to clone.
+#[derive(Clone)]
+pub struct NestedDispatcher {
+    scope: Arc<dyn CallScope>,
+}
+
+impl NestedDispatcher {
+    /// Dispatches one call, as [`ToolContext::dispatch`] does.
+    pub fn dispatch(&self, call: ToolCall) -> BoxFuture<'static, ToolOutcome> {
+        self.scope.clone().nested(call)
+    }
+}
+
+impl fmt::Debug for NestedDispatcher {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NestedDispatcher")
+            .field("parent", &self.scope.call_id())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One progress report of a running call.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// How much is done (finite).
+    pub done: f64,
+    /// Out of how much, when known (finite).
+    pub total: Option<f64>,
+    /// What is going on, when the body said.
+    pub message: Option<String>,
+}
+
+/// Receives the progress reports of one dispatch: the MCP bridge turns them into progress
+/// notifications, a command line into a progress bar. It is called on the body's own task, so
+/// it must not block: hand the report to a channel, an atomic, a UI queue.
+///
+/// Any `Fn(&Progress)` is one.
+pub trait ProgressSink: Send + Sync + 'static {
+    /// Takes one report.
+    fn report(&self, progress: &Progress);
+}
+
+impl<F: Fn(&Progress) + Send + Sync + 'static> ProgressSink for F {
+    fn report(&self, progress: &Progress) {
+        self(progress);
+    }
+}
+
+/// Host state of type `T`, for a `#[tool]` parameter: `State(workspace): State<Workspace>`.
+/// The tool is refused at registration when the registry has no state of that type.
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use toolprism::context::State;
+/// use toolprism::prelude::*;
+///
+/// struct Hits(AtomicU64);
+///
+/// /// Counts a hit.
+/// #[tool]
+/// fn hit(State(hits): State<Hits>) -> u64 {
+///     hits.0.fetch_add(1, Ordering::Relaxed) + 1
+/// }
+///
+/// let registry = Registry::builder().state(Hits(AtomicU64::new(0))).tool(Hit).build().unwrap();
+/// # let _ = registry;
+/// assert!(Registry::builder().tool(Hit).build().is_err(), "no `Hits` state: refused");
+/// ```
+#[derive(Debug)]
+pub struct State<T>(pub Arc<T>);
+
+impl<T> Clone for State<T> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<T> Deref for State<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// The host's state, one value per type.
+#[derive(Clone, Default)]
+pub(crate) struct StateMap {
+    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+}
+
+impl StateMap {
+    pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
+        self.values.insert(TypeId::of::<T>(), value);
+    }
+
+    pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.values.get(&TypeId::of::<T>())?.clone().downcast().ok()
+    }
+
+    pub(crate) fn contains(&self, id: TypeId) -> bool {
+        self.values.contains_key(&id)
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.values.len()
     }
 }

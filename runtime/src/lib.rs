@@ -206,12 +206,51 @@ pub mod prelude {
 /// What `#[tool]` and `#[toolset]` expand to. Not public API: names here change without notice.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::context::ToolContext;
+    use std::future::Future;
+
+    pub use crate::context::{State, ToolContext};
     pub use crate::error::ToolError;
     pub use crate::tool::{IntoToolDef, ToolArgs, ToolDef, ToolOutput, Toolset};
+    use crate::tool::{TypedToolBuilder, WithSignature, is_valid_tool_name};
     pub use schemars;
     pub use serde;
     pub use std::sync::Arc;
+
+    /// Sets the body. Named for what its bounds check: a body whose future is not `Send` is
+    /// reported on the user's function as "required by a bound in `tool_body_must_be_send`".
+    pub fn tool_body_must_be_send<A, T, E, F, Fut>(
+        builder: WithSignature<A, T>,
+        body: F,
+    ) -> TypedToolBuilder<A, T>
+    where
+        A: 'static,
+        T: 'static,
+        E: Into<ToolError>,
+        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+    {
+        builder.handler(body)
+    }
+
+    /// The host state a `State<T>` parameter takes. Registration refuses a tool whose state
+    /// the registry lacks, so the error is for a context made some other way.
+    pub fn state<T: Send + Sync + 'static>(cx: &ToolContext) -> Result<State<T>, ToolError> {
+        cx.state::<T>().map(State).ok_or_else(|| {
+            ToolError::new(format!(
+                "host state `{}` is missing from this registry",
+                std::any::type_name::<T>()
+            ))
+        })
+    }
+
+    /// Pins the macro's name rule to the runtime's: fails to compile if a name `#[tool]`
+    /// accepted is one registration refuses.
+    pub const fn assert_tool_name(name: &str) {
+        assert!(
+            is_valid_tool_name(name),
+            "`#[tool]` accepted a tool name that registration refuses: the macro's name rule and the runtime's disagree"
+        );
+    }
 
     /// Converts a body's error; spanned on the user's error type, so a missing conversion is
     /// reported there.

@@ -72,6 +72,7 @@ impl Registry {
     /// touched; snapshots taken before this returns do not see it.
     pub fn register(&self, tool: impl IntoToolDef) -> Result<(), RegistrationError> {
         let tool = CompiledTool::new(tool.into_tool_def())?;
+        tool.check_state(|id| self.stages.state.contains(id))?;
         let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
         let mut table = ToolTable::clone(&current);
         table.push(tool)?;
@@ -137,6 +138,19 @@ impl RegistryBuilder {
         self.tools(state.tool_defs())
     }
 
+    /// Adds host state every tool can reach: a `State<T>` parameter of a `#[tool]` function,
+    /// or [`ToolContext::state`](crate::ToolContext::state). One value per type; adding a
+    /// second of the same type replaces the first.
+    pub fn state<T: Send + Sync + 'static>(self, value: T) -> Self {
+        self.state_shared(Arc::new(value))
+    }
+
+    /// Adds host state the host keeps a handle to as well.
+    pub fn state_shared<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.stages.state.insert(value);
+        self
+    }
+
     /// Adds an around-execute wrapper. The first added is the outermost.
     pub fn wrap(mut self, wrapper: impl Wrapper) -> Self {
         self.stages.wrappers.push(Box::new(wrapper));
@@ -181,7 +195,9 @@ impl RegistryBuilder {
     pub fn build(self) -> Result<Registry, RegistrationError> {
         let mut table = ToolTable::default();
         for def in self.defs {
-            table.push(CompiledTool::new(def)?)?;
+            let tool = CompiledTool::new(def)?;
+            tool.check_state(|id| self.stages.state.contains(id))?;
+            table.push(tool)?;
         }
         Ok(Registry {
             tools: Arc::new(RwLock::new(Arc::new(table))),
@@ -200,6 +216,7 @@ impl fmt::Debug for RegistryBuilder {
             .field("wrappers", &self.stages.wrappers.len())
             .field("pre_execute", &self.stages.pre.len())
             .field("post_execute", &self.stages.post.len())
+            .field("state", &self.stages.state.len())
             .finish()
     }
 }

@@ -392,7 +392,7 @@ async fn oversized_or_invalid_meta_is_dropped_and_the_call_succeeds() {
             .handler(
                 |_args: Value, _cx: ToolContext| async move { Ok::<_, ToolError>("ok".to_owned()) },
             )
-            .meta(meta)
+            .presentation_meta(meta)
             .build()
     };
     let nan_meta = ToolDef::builder("nan_meta")
@@ -400,7 +400,9 @@ async fn oversized_or_invalid_meta_is_dropped_and_the_call_succeeds() {
         .handler(
             |_args: Value, _cx: ToolContext| async move { Ok::<_, ToolError>("ok".to_owned()) },
         )
-        .meta(|_args: &Value, _value: &String| toolprism::present::Json(vec![f64::NAN]))
+        .presentation_meta(|_args: &Value, _value: &String| {
+            toolprism::present::Json(vec![f64::NAN])
+        })
         .build();
     let registry = Registry::builder()
         .tool(with_meta("big_meta", |_, _| {

@@ -393,7 +393,7 @@ async fn values_wrappers_policies_and_meta_of_any_depth_are_refused() {
         .input_schema(anything_in())
         .output_schema(json!({"type": "integer"}))
         .handler(|_: Value, _cx: ToolContext| async move { Ok::<_, ToolError>(1) })
-        .meta(|_: &Value, _: &i32| deep_object(200_000))
+        .presentation_meta(|_: &Value, _: &i32| deep_object(200_000))
         .build();
     let registry = Registry::builder()
         .tool(deep_value)

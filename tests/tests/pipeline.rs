@@ -50,7 +50,7 @@ struct ReadValue {
 static READ_CALLS: AtomicUsize = AtomicUsize::new(0);
 
 /// Reads a (pretend) file with line numbers.
-#[tool(render = render_read, meta = read_meta)]
+#[tool(render = render_read, presentation_meta = read_meta)]
 async fn read(args: ReadArgs, cx: &ToolContext) -> Result<ReadValue, ToolError> {
     READ_CALLS.fetch_add(1, Ordering::SeqCst);
     if args.path == "missing.txt" {
@@ -391,7 +391,7 @@ fn render_fails(_args: &FailingRenderArgs, value: &u8) -> Result<Vec<ContentBloc
 }
 
 /// Its meta projection panics.
-#[tool(meta = meta_panics)]
+#[tool(presentation_meta = meta_panics)]
 fn panicky_meta() -> u8 {
     1
 }

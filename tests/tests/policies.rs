@@ -67,7 +67,7 @@ fn named_profile(name: &str, counts: &Counts) -> ToolDef {
             renders.fetch_add(1, Ordering::SeqCst);
             format!("profile of {}", value["name"].as_str().unwrap_or("?"))
         })
-        .meta(|_args: &Value, value: &Value| json!({"title": value["name"]}))
+        .presentation_meta(|_args: &Value, value: &Value| json!({"title": value["name"]}))
         .build()
 }
 

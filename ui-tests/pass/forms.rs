@@ -13,7 +13,7 @@ struct ReadValue {
 }
 
 /// Whole args type, context, async, `Result` with an explicit error.
-#[tool(render = render_read, meta = read_meta)]
+#[tool(render = render_read, presentation_meta = read_meta)]
 async fn read(args: ReadArgs, cx: &ToolContext) -> Result<ReadValue, ToolError> {
     let _ = cx.call_id();
     Ok(ReadValue { path: args.path, lines: vec![] })

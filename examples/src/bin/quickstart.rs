@@ -45,7 +45,7 @@ struct Line {
 #[toolset]
 impl Workspace {
     /// Reads a text file of the workspace, with line numbers.
-    #[tool(render = Self::render_read, meta = Self::read_card)]
+    #[tool(render = Self::render_read, presentation_meta = Self::read_card)]
     async fn read(&self, args: ReadArgs) -> Result<ReadValue, ToolError> {
         if args.path.contains("..") {
             return Err(ToolError::new("paths must stay inside the workspace")

@@ -4,12 +4,16 @@
 //! The value holds the exit code, the output (each stream up to [`MAX_STREAM_BYTES`]; bytes
 //! beyond are counted in `dropped_bytes`, never silently lost) and the time taken. Output that
 //! is not UTF-8 is shown with U+FFFD in place of the invalid bytes.
+//!
+//! To adapt: this file uses `Workspace` (the directory commands run in: copy `workspace.rs` along,
+//! or take a state of your own).
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncRead, AsyncReadExt};
+use toolprism::context::State;
 use toolprism::prelude::*;
 use toolprism::present::{Card, TerminalCard};
 
@@ -60,121 +64,108 @@ fn is_zero(value: &u64) -> bool {
     *value == 0
 }
 
-/// The `bash` tool over a workspace.
-#[derive(Clone, Debug)]
-pub struct BashTool {
-    workspace: Workspace,
-}
+/// Runs a shell command in the workspace root and returns its output and exit code. It is
+/// killed, with every process it started, if it runs past `timeout_ms`.
+#[tool(render = render, presentation_meta = card)]
+pub async fn bash(
+    args: BashArgs,
+    State(workspace): State<Workspace>,
+) -> Result<BashValue, ToolError> {
+    let timeout = Duration::from_millis(
+        args.timeout_ms
+            .unwrap_or(DEFAULT_TIMEOUT_MS)
+            .clamp(1, MAX_TIMEOUT_MS),
+    );
+    let started = Instant::now();
+    let mut command = tokio::process::Command::new("sh");
+    command
+        .arg("-c")
+        .arg(&args.command)
+        .current_dir(workspace.root())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // Its own process group, so a timeout can kill everything it started.
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command.spawn()?;
+    // Killing the group on drop also covers cancellation: dropping the call's future.
+    let group = ProcessGroup(child.id());
+    let (stdout, stderr) = (Captured::default(), Captured::default());
+    let readers = [
+        tokio::spawn(read_capped(child.stdout.take(), stdout.clone())),
+        tokio::spawn(read_capped(child.stderr.take(), stderr.clone())),
+    ];
 
-impl BashTool {
-    /// `bash`, run in `workspace`'s root.
-    pub fn new(workspace: Workspace) -> Self {
-        Self { workspace }
+    let (status, timed_out) = if let Ok(status) = tokio::time::timeout(timeout, child.wait()).await
+    {
+        (Some(status?), false)
+    } else {
+        group.kill();
+        (child.wait().await.ok(), true)
+    };
+    // The group is dead or done; a process that left it could still hold the pipes open.
+    group.kill();
+    for reader in readers {
+        let abort = reader.abort_handle();
+        if tokio::time::timeout(Duration::from_secs(2), reader)
+            .await
+            .is_err()
+        {
+            abort.abort();
+        }
     }
+    let ((stdout, out_dropped), (stderr, err_dropped)) = (stdout.take(), stderr.take());
+    Ok(BashValue {
+        exit_code: if timed_out {
+            None
+        } else {
+            status.and_then(|status| status.code())
+        },
+        stdout,
+        stderr,
+        timed_out,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        dropped_bytes: out_dropped + err_dropped,
+    })
 }
 
-#[toolset]
-impl BashTool {
-    /// Runs a shell command in the workspace root and returns its output and exit code. It is
-    /// killed, with every process it started, if it runs past `timeout_ms`.
-    #[tool(render = Self::render, meta = Self::card)]
-    pub async fn bash(&self, args: BashArgs) -> Result<BashValue, ToolError> {
-        let timeout = Duration::from_millis(
+fn render(args: &BashArgs, value: &BashValue) -> String {
+    let mut text = value.stdout.clone();
+    if !value.stderr.is_empty() {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&value.stderr);
+    }
+    let ending = if value.timed_out {
+        format!(
+            "Command exceeded timeout of {} ms. Retry with a larger timeout.",
             args.timeout_ms
                 .unwrap_or(DEFAULT_TIMEOUT_MS)
-                .clamp(1, MAX_TIMEOUT_MS),
-        );
-        let started = Instant::now();
-        let mut command = tokio::process::Command::new("sh");
-        command
-            .arg("-c")
-            .arg(&args.command)
-            .current_dir(self.workspace.root())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        // Its own process group, so a timeout can kill everything it started.
-        #[cfg(unix)]
-        command.process_group(0);
-        let mut child = command.spawn()?;
-        // Killing the group on drop also covers cancellation: dropping the call's future.
-        let group = ProcessGroup(child.id());
-        let (stdout, stderr) = (Captured::default(), Captured::default());
-        let readers = [
-            tokio::spawn(read_capped(child.stdout.take(), stdout.clone())),
-            tokio::spawn(read_capped(child.stderr.take(), stderr.clone())),
-        ];
-
-        let (status, timed_out) =
-            if let Ok(status) = tokio::time::timeout(timeout, child.wait()).await {
-                (Some(status?), false)
-            } else {
-                group.kill();
-                (child.wait().await.ok(), true)
-            };
-        // The group is dead or done; a process that left it could still hold the pipes open.
-        group.kill();
-        for reader in readers {
-            let abort = reader.abort_handle();
-            if tokio::time::timeout(Duration::from_secs(2), reader)
-                .await
-                .is_err()
-            {
-                abort.abort();
-            }
-        }
-        let ((stdout, out_dropped), (stderr, err_dropped)) = (stdout.take(), stderr.take());
-        Ok(BashValue {
-            exit_code: if timed_out {
-                None
-            } else {
-                status.and_then(|status| status.code())
-            },
-            stdout,
-            stderr,
-            timed_out,
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            dropped_bytes: out_dropped + err_dropped,
-        })
+                .clamp(1, MAX_TIMEOUT_MS)
+        )
+    } else if let Some(code) = value.exit_code {
+        format!("Command exited with code {code}.")
+    } else {
+        "Command was killed by a signal.".to_owned()
+    };
+    if text.is_empty() {
+        ending
+    } else {
+        format!("{}\n\n{ending}", text.trim_end_matches('\n'))
     }
+}
 
-    fn render(args: &BashArgs, value: &BashValue) -> String {
-        let mut text = value.stdout.clone();
-        if !value.stderr.is_empty() {
-            if !text.is_empty() && !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&value.stderr);
-        }
-        let ending = if value.timed_out {
-            format!(
-                "Command exceeded timeout of {} ms. Retry with a larger timeout.",
-                args.timeout_ms
-                    .unwrap_or(DEFAULT_TIMEOUT_MS)
-                    .clamp(1, MAX_TIMEOUT_MS)
-            )
-        } else if let Some(code) = value.exit_code {
-            format!("Command exited with code {code}.")
-        } else {
-            "Command was killed by a signal.".to_owned()
-        };
-        if text.is_empty() {
-            ending
-        } else {
-            format!("{}\n\n{ending}", text.trim_end_matches('\n'))
-        }
-    }
-
-    fn card(args: &BashArgs, value: &BashValue) -> Card {
-        let output = format!("{}{}", value.stdout, value.stderr);
-        Card::Terminal(TerminalCard::new(
-            &args.command,
-            value.exit_code,
-            value.timed_out,
-            value.duration_ms,
-            &output,
-        ))
-    }
+fn card(args: &BashArgs, value: &BashValue) -> Card {
+    let output = format!("{}{}", value.stdout, value.stderr);
+    Card::Terminal(TerminalCard::new(
+        &args.command,
+        value.exit_code,
+        value.timed_out,
+        value.duration_ms,
+        &output,
+    ))
 }
 
 /// A command's process group, killed on demand and on drop.

@@ -14,17 +14,21 @@ pub mod write;
 
 use toolprism::RegistryBuilder;
 
+pub use todo::TodoList;
 pub use workspace::Workspace;
 
-/// Adds every coding tool over `workspace` to a registry.
+/// Adds every coding tool to a registry, with the host state they take: the `workspace` the
+/// file tools are confined to, and an empty task list.
 pub fn register_all(builder: RegistryBuilder, workspace: &Workspace) -> RegistryBuilder {
     builder
-        .toolset(read::ReadTool::new(workspace.clone()))
-        .toolset(write::WriteTool::new(workspace.clone()))
-        .toolset(edit::EditTool::new(workspace.clone()))
-        .toolset(glob::GlobTool::new(workspace.clone()))
-        .toolset(grep::GrepTool::new(workspace.clone()))
-        .toolset(bash::BashTool::new(workspace.clone()))
-        .toolset(todo::TodoTool::default())
+        .state(workspace.clone())
+        .state(TodoList::default())
+        .tool(read::Read)
+        .tool(write::Write)
+        .tool(edit::Edit)
+        .tool(glob::Glob)
+        .tool(grep::Grep)
+        .tool(bash::Bash)
+        .tool(todo::TodoWrite)
         .tool(web::WebFetch)
 }

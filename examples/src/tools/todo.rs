@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
+use toolprism::context::State;
 use toolprism::prelude::*;
 
 /// Where a task stands.
@@ -56,48 +57,53 @@ pub struct TodoValue {
     pub counts: TodoCounts,
 }
 
-/// The `todo_write` tool, keeping the current list.
+/// The current task list: host state, shared by every call of `todo_write` (and readable by
+/// the host, to show it).
 #[derive(Debug, Default)]
-pub struct TodoTool {
-    list: Mutex<Vec<Todo>>,
+pub struct TodoList(Mutex<Vec<Todo>>);
+
+impl TodoList {
+    /// The tasks as the model last wrote them.
+    pub fn current(&self) -> Vec<Todo> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
-#[toolset]
-impl TodoTool {
-    /// Replaces the task list. Keep one task `in_progress` at a time, and mark tasks
-    /// `completed` as soon as they are done.
-    #[tool(render = Self::render)]
-    pub fn todo_write(&self, args: TodoArgs) -> TodoValue {
-        let mut counts = TodoCounts::default();
-        for todo in &args.todos {
-            match todo.status {
-                TodoStatus::Pending => counts.pending += 1,
-                TodoStatus::InProgress => counts.in_progress += 1,
-                TodoStatus::Completed => counts.completed += 1,
-            }
-        }
-        let mut list = self
-            .list
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        list.clone_from(&args.todos);
-        TodoValue {
-            todos: args.todos,
-            counts,
+/// Replaces the task list. Keep one task `in_progress` at a time, and mark tasks
+/// `completed` as soon as they are done.
+#[tool(render = render)]
+pub fn todo_write(args: TodoArgs, State(list): State<TodoList>) -> TodoValue {
+    let mut counts = TodoCounts::default();
+    for todo in &args.todos {
+        match todo.status {
+            TodoStatus::Pending => counts.pending += 1,
+            TodoStatus::InProgress => counts.in_progress += 1,
+            TodoStatus::Completed => counts.completed += 1,
         }
     }
+    list.0
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone_from(&args.todos);
+    TodoValue {
+        todos: args.todos,
+        counts,
+    }
+}
 
-    fn render(_args: &TodoArgs, value: &TodoValue) -> String {
-        let total = value.todos.len();
-        let mut text = format!("Todos ({}/{total} completed):", value.counts.completed);
-        for todo in &value.todos {
-            let mark = match todo.status {
-                TodoStatus::Pending => "[ ]",
-                TodoStatus::InProgress => "[>]",
-                TodoStatus::Completed => "[x]",
-            };
-            let _ = write!(text, "\n{mark} {}", todo.content);
-        }
-        text
+fn render(_args: &TodoArgs, value: &TodoValue) -> String {
+    let total = value.todos.len();
+    let mut text = format!("Todos ({}/{total} completed):", value.counts.completed);
+    for todo in &value.todos {
+        let mark = match todo.status {
+            TodoStatus::Pending => "[ ]",
+            TodoStatus::InProgress => "[>]",
+            TodoStatus::Completed => "[x]",
+        };
+        let _ = write!(text, "\n{mark} {}", todo.content);
     }
+    text
 }

@@ -12,6 +12,16 @@ use tokio::net::TcpStream;
 use toolprism::prelude::*;
 use toolprism::present::{Card, WebCard};
 
+// Failure codes this tool sets, for a host or a test to match on.
+/// The server sent a malformed response.
+pub const BAD_RESPONSE: &str = "BAD_RESPONSE";
+/// The server answered with an error status.
+pub const HTTP_ERROR: &str = "HTTP_ERROR";
+/// The request took too long.
+pub const TIMED_OUT: &str = "TIMEOUT";
+/// The URL is not plain `http://`.
+pub const UNSUPPORTED_URL: &str = "UNSUPPORTED_URL";
+
 /// The most bytes of a response that are read.
 pub const MAX_BODY_BYTES: usize = 5 * 1024 * 1024;
 /// How long the whole fetch may take.
@@ -41,14 +51,14 @@ pub struct WebFetchValue {
 }
 
 /// Fetches a web page over HTTP and returns its text.
-#[tool(render = render, meta = card)]
+#[tool(render = render, presentation_meta = card)]
 pub async fn web_fetch(args: WebFetchArgs) -> Result<WebFetchValue, ToolError> {
     let Some(rest) = args.url.strip_prefix("http://") else {
         return Err(ToolError::new(format!(
             "cannot fetch `{}`: only http:// URLs are supported by this tool",
             args.url
         ))
-        .with_code("UNSUPPORTED_URL"));
+        .with_code(UNSUPPORTED_URL));
     };
     let (authority, path) = rest
         .split_once('/')
@@ -61,13 +71,13 @@ pub async fn web_fetch(args: WebFetchArgs) -> Result<WebFetchValue, ToolError> {
     let response = tokio::time::timeout(TIMEOUT, get(&address, authority, &path))
         .await
         .map_err(|_| {
-            ToolError::new(format!("fetching `{}` timed out", args.url)).with_code("TIMEOUT")
+            ToolError::new(format!("fetching `{}` timed out", args.url)).with_code(TIMED_OUT)
         })??;
     let (status, headers, body, truncated) = parse_response(&response)?;
     if status >= 400 {
         return Err(
             ToolError::new(format!("GET {} returned HTTP {status}", args.url))
-                .with_code("HTTP_ERROR"),
+                .with_code(HTTP_ERROR),
         );
     }
     let body = String::from_utf8_lossy(&body).into_owned();
@@ -107,7 +117,7 @@ type Response = (u16, Vec<(String, String)>, Vec<u8>, bool);
 
 fn parse_response(response: &[u8]) -> Result<Response, ToolError> {
     let malformed =
-        || ToolError::new("the server sent a malformed HTTP response").with_code("BAD_RESPONSE");
+        || ToolError::new("the server sent a malformed HTTP response").with_code(BAD_RESPONSE);
     let split = response
         .windows(4)
         .position(|window| window == b"\r\n\r\n")

@@ -10,6 +10,12 @@ use std::sync::Arc;
 
 use toolprism::ToolError;
 
+// Failure codes this tool sets, for a host or a test to match on.
+/// The path is not a usable path.
+pub const INVALID_PATH: &str = "INVALID_PATH";
+/// The path does not exist.
+pub const NOT_FOUND: &str = "NOT_FOUND";
+
 /// The failure code of a path outside the workspace.
 pub const OUTSIDE_WORKSPACE: &str = "OUTSIDE_WORKSPACE";
 
@@ -98,7 +104,7 @@ impl Workspace {
     /// inside can be written without it.
     fn join(&self, path: &str) -> Result<PathBuf, ToolError> {
         if path.contains('\0') {
-            return Err(ToolError::new("a path cannot contain NUL").with_code("INVALID_PATH"));
+            return Err(ToolError::new("a path cannot contain NUL").with_code(INVALID_PATH));
         }
         let given = Path::new(path);
         if given.components().any(|c| c == Component::ParentDir) {
@@ -134,5 +140,5 @@ fn outside(path: &str, root: &Path) -> ToolError {
 }
 
 fn not_found(path: &str, error: &io::Error) -> ToolError {
-    ToolError::new(format!("cannot open `{path}`: {error}")).with_code("NOT_FOUND")
+    ToolError::new(format!("cannot open `{path}`: {error}")).with_code(NOT_FOUND)
 }

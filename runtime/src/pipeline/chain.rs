@@ -8,14 +8,14 @@ use serde_json::Value;
 use crate::BoxFuture;
 use crate::bound::{BoundLimits, meta_fits};
 use crate::call::Surface;
-use crate::context::ToolContext;
+use crate::context::{ProgressSink, ToolContext};
 use crate::depth;
 use crate::error::{FailureError, FailureKind};
 use crate::outcome::{DispatchToken, ToolFailure, ToolOutcome, ToolSuccess};
 use crate::panic::{catch, contain};
 use crate::present::{ContentBlock, MetaError};
 use crate::schema::describe_violations;
-use crate::tool::{BodyError, CompiledTool};
+use crate::tool::{BodyError, CompiledTool, ToolTable};
 use crate::value::FrozenValue;
 
 use super::stages::Stages;
@@ -24,9 +24,13 @@ use super::wrap::{ExecuteCall, Executed, Next, Rest};
 /// One call on its way through the wrappers to the body.
 pub(crate) struct Chain {
     pub(super) stages: Arc<Stages>,
+    /// The snapshot's tools, for nested dispatch.
+    pub(super) table: Arc<ToolTable>,
     pub(super) tool: Arc<CompiledTool>,
     pub(super) call: ExecuteCall,
     pub(super) token: DispatchToken,
+    pub(super) progress: Option<Arc<dyn ProgressSink>>,
+    pub(super) nesting: usize,
 }
 
 impl Rest for Chain {
@@ -81,9 +85,9 @@ fn settle(chain: &Chain, executed: Executed) -> ToolOutcome {
     chain.normalize(value)
 }
 
-async fn run_body(chain: &Chain) -> ToolOutcome {
-    let Chain { tool, call, .. } = chain;
-    let cx = ToolContext::new(call.id.clone(), call.name.clone(), call.surface);
+async fn run_body(chain: &Arc<Chain>) -> ToolOutcome {
+    let Chain { tool, call, .. } = &**chain;
+    let cx = ToolContext::new(chain.clone());
     let value = match contain(|| tool.handler.call(&call.args, cx)).await {
         Ok(Ok(value)) => value,
         Ok(Err(BodyError::Input(why))) => {

@@ -6,8 +6,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use tracing::Instrument as _;
 
+use crate::BoxFuture;
 use crate::bound::{RetainError, oversized_text, preview_of, replace_text};
 use crate::call::{CallArgs, Surface, ToolCall};
+use crate::context::{CallScope, MAX_NESTING, Progress, ProgressSink, StateMap};
 use crate::depth::{self, Shape};
 use crate::error::{FailureError, FailureKind};
 use crate::outcome::{DispatchToken, ToolOutcome};
@@ -29,12 +31,56 @@ const MAX_ECHOED_NAME: usize = 80;
 /// What one call is dispatched against: the parts of a snapshot.
 #[derive(Clone, Copy)]
 pub(crate) struct Target<'a> {
-    pub(crate) table: &'a ToolTable,
+    pub(crate) table: &'a Arc<ToolTable>,
     pub(crate) stages: &'a Arc<Stages>,
     pub(crate) refusal: Option<&'a str>,
 }
 
-pub(crate) async fn dispatch(target: Target<'_>, call: ToolCall, surface: Surface) -> ToolOutcome {
+/// How a host wants one dispatch run, beyond the call itself.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use toolprism::context::Progress;
+/// use toolprism::pipeline::DispatchOptions;
+///
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// let options = DispatchOptions::default().progress(move |p: &Progress| sink.lock().unwrap().push(p.done));
+/// # let _ = options;
+/// ```
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct DispatchOptions {
+    pub(crate) progress: Option<Arc<dyn ProgressSink>>,
+    /// How many dispatches enclose this one (0 for a host's own call).
+    pub(crate) nesting: usize,
+}
+
+impl DispatchOptions {
+    /// Sends the body's [`ToolContext::progress`](crate::ToolContext::progress) reports (and
+    /// those of the calls it makes) to `sink`.
+    #[must_use]
+    pub fn progress(mut self, sink: impl ProgressSink) -> Self {
+        self.progress = Some(Arc::new(sink));
+        self
+    }
+}
+
+impl std::fmt::Debug for DispatchOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DispatchOptions")
+            .field("progress", &self.progress.is_some())
+            .field("nesting", &self.nesting)
+            .finish()
+    }
+}
+
+pub(crate) async fn dispatch(
+    target: Target<'_>,
+    call: ToolCall,
+    surface: Surface,
+    options: DispatchOptions,
+) -> ToolOutcome {
     let span = tracing::debug_span!(
         "tool_dispatch",
         tool = %printable(call.name(), MAX_ECHOED_NAME),
@@ -43,7 +89,7 @@ pub(crate) async fn dispatch(target: Target<'_>, call: ToolCall, surface: Surfac
     );
     // The last line of defence: a panic in the pipeline itself (a bug here or in a
     // dependency) is a failure too. User code is contained closer to where it runs.
-    let run = std::pin::pin!(run(target, call, surface).instrument(span.clone()));
+    let run = std::pin::pin!(run(target, call, surface, options).instrument(span.clone()));
     let outcome = match contain(|| run).await {
         Ok(outcome) => outcome,
         Err(panic) => {
@@ -63,11 +109,26 @@ pub(crate) async fn dispatch(target: Target<'_>, call: ToolCall, surface: Surfac
     outcome
 }
 
-async fn run(target: Target<'_>, call: ToolCall, surface: Surface) -> ToolOutcome {
+async fn run(
+    target: Target<'_>,
+    call: ToolCall,
+    surface: Surface,
+    options: DispatchOptions,
+) -> ToolOutcome {
     let (id, name, args) = call.into_parts();
     // Measured before anything else touches them: an over-deep value is taken apart here,
     // without recursion, whatever happens to the call next.
     let args = measured_args(args);
+
+    if options.nesting > MAX_NESTING {
+        return failure(FailureError::new(
+            FailureKind::NestingTooDeep,
+            format!(
+                "The call to `{}` was not run: tools calling tools went more than {MAX_NESTING} levels deep.",
+                printable(&name, MAX_ECHOED_NAME)
+            ),
+        ));
+    }
 
     if let Some(reason) = target.refusal {
         return failure(FailureError::new(
@@ -114,9 +175,12 @@ async fn run(target: Target<'_>, call: ToolCall, surface: Surface) -> ToolOutcom
     // 4–7. Wrappers around the body; every success they hand back is normalized.
     let chain = Arc::new(Chain {
         stages: target.stages.clone(),
+        table: target.table.clone(),
         tool: tool.clone(),
         call,
         token: DispatchToken::fresh(),
+        progress: options.progress,
+        nesting: options.nesting,
     });
     let outcome = run_chain(chain.clone(), 0).await;
 
@@ -155,6 +219,49 @@ fn measured_args(args: CallArgs) -> Result<(Value, Shape), String> {
             depth::dispose(value);
             Err(format!("the arguments nest {error}"))
         }
+    }
+}
+
+/// What a body's [`ToolContext`](crate::ToolContext) reaches: its call, and through it the
+/// snapshot. Here, beside `dispatch`, because nested dispatch is a dispatch.
+impl CallScope for Chain {
+    fn call_id(&self) -> &str {
+        &self.call.id
+    }
+
+    fn tool_name(&self) -> &str {
+        &self.call.name
+    }
+
+    fn surface(&self) -> Surface {
+        self.call.surface
+    }
+
+    fn state(&self) -> &StateMap {
+        &self.stages.state
+    }
+
+    fn report(&self, progress: &Progress) {
+        if let Some(sink) = &self.progress
+            && let Err(panic) = catch(|| sink.report(progress))
+        {
+            tracing::warn!(tool = self.tool.name(), panic, "progress sink panicked");
+        }
+    }
+
+    fn nested(self: Arc<Self>, call: ToolCall) -> BoxFuture<'static, ToolOutcome> {
+        Box::pin(async move {
+            let target = Target {
+                table: &self.table,
+                stages: &self.stages,
+                refusal: None,
+            };
+            let options = DispatchOptions {
+                progress: self.progress.clone(),
+                nesting: self.nesting + 1,
+            };
+            dispatch(target, call, Surface::Nested, options).await
+        })
     }
 }
 

@@ -16,6 +16,7 @@ mod stages;
 mod wrap;
 
 pub use crate::outcome::AdditionalContext;
+pub use dispatch::DispatchOptions;
 pub use policy::{
     Approval, ApprovalRequest, Approver, PostAction, PostDecision, PostExecutePolicy, PreDecision,
     PreExecutePolicy,

@@ -8,7 +8,7 @@ use crate::call::{Surface, ToolCall};
 use crate::outcome::ToolOutcome;
 use crate::tool::{AdvertisedTool, ToolTable};
 
-use super::dispatch::{Target, dispatch};
+use super::dispatch::{DispatchOptions, Target, dispatch};
 use super::stages::Stages;
 
 /// The tools of a registry at one moment, with its stages: what one model request sees.
@@ -49,12 +49,49 @@ impl Snapshot {
     /// Cancellation is dropping the returned future: no outcome is produced, and the
     /// wrappers and the body are dropped where they stand.
     pub async fn dispatch(&self, call: ToolCall, surface: Surface) -> ToolOutcome {
+        self.dispatch_with(call, surface, DispatchOptions::default())
+            .await
+    }
+
+    /// [`dispatch`](Self::dispatch), with options: a sink for the body's progress reports.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use toolprism::context::Progress;
+    /// use toolprism::pipeline::DispatchOptions;
+    /// use toolprism::prelude::*;
+    ///
+    /// /// Works in two steps.
+    /// #[tool]
+    /// async fn work(cx: &ToolContext) -> u8 {
+    ///     cx.progress(1.0, Some(2.0), "halfway");
+    ///     cx.progress(2.0, Some(2.0), "done");
+    ///     2
+    /// }
+    ///
+    /// let registry = Registry::builder().tool(Work).build().unwrap();
+    /// let reports = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = reports.clone();
+    /// let options = DispatchOptions::default()
+    ///     .progress(move |p: &Progress| sink.lock().unwrap().push(p.message.clone()));
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let call = ToolCall::new("c1", "work", serde_json::json!({}));
+    /// registry.snapshot().dispatch_with(call, Surface::Direct, options).await;
+    /// # });
+    /// assert_eq!(*reports.lock().unwrap(), [Some("halfway".to_owned()), Some("done".to_owned())]);
+    /// ```
+    pub async fn dispatch_with(
+        &self,
+        call: ToolCall,
+        surface: Surface,
+        options: DispatchOptions,
+    ) -> ToolOutcome {
         let target = Target {
             table: &self.table,
             stages: &self.stages,
             refusal: self.refusal.as_deref(),
         };
-        dispatch(target, call, surface).await
+        dispatch(target, call, surface, options).await
     }
 }
 

@@ -2,6 +2,7 @@
 //! and the store for what is bounded away.
 
 use crate::bound::{BoundLimits, FsOutputStore, ToolOutputStore};
+use crate::context::StateMap;
 
 use super::policy::{Approver, PostExecutePolicy, PreExecutePolicy};
 use super::wrap::Wrapper;
@@ -14,6 +15,8 @@ pub(crate) struct Stages {
     pub(crate) approver: Option<Box<dyn Approver>>,
     pub(crate) limits: BoundLimits,
     pub(crate) store: Box<dyn ToolOutputStore>,
+    /// The host's state, reachable from every body.
+    pub(crate) state: StateMap,
 }
 
 impl Default for Stages {
@@ -25,6 +28,7 @@ impl Default for Stages {
             approver: None,
             limits: BoundLimits::default(),
             store: Box::new(FsOutputStore::default()),
+            state: StateMap::default(),
         }
     }
 }

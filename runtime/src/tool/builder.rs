@@ -17,10 +17,10 @@ use crate::present::{IntoContent, IntoMeta};
 use crate::schema::{deserialize_schema_for, input_schema_for, output_schema_for};
 use crate::value::{LosslessError, to_lossless_value};
 
-use super::ToolDef;
 use super::handler::{
     Body, BodyError, Explain, FromJson, Projections, TypedHandler, ValueBack, explain,
 };
+use super::{RequiredState, ToolDef};
 
 /// The first step of [`ToolDef::builder`]: name, description and optional explicit schemas.
 #[derive(Clone, Debug)]
@@ -207,6 +207,7 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
                 render: None,
                 meta: None,
             },
+            required_state: Vec::new(),
         }
     }
 }
@@ -239,6 +240,7 @@ pub struct TypedToolBuilder<A, T> {
     value: ValueCodec<T>,
     body: Body<A>,
     projections: Projections<A, T>,
+    required_state: Vec<RequiredState>,
 }
 
 impl<A, T> fmt::Debug for TypedToolBuilder<A, T> {
@@ -286,7 +288,7 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
 
     /// Sets the pure projection from arguments and value to presentation metadata (for a
     /// UI card). It runs for direct calls only, on the same validated value as `render`.
-    pub fn meta<F, R>(mut self, meta: F) -> Self
+    pub fn presentation_meta<F, R>(mut self, meta: F) -> Self
     where
         T: DeserializeOwned,
         F: Fn(&A, &T) -> R + Send + Sync + 'static,
@@ -294,6 +296,19 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
     {
         self.projections.value_back = Some(ValueBack::<T>::of());
         self.projections.meta = Some(Arc::new(move |args, value| meta(args, value).into_meta()));
+        self
+    }
+
+    /// Declares that the body takes host state of type `T` (as `#[tool]` does for a
+    /// `State<T>` parameter): registration refuses the tool if the registry has none.
+    pub fn requires_state<S: Send + Sync + 'static>(mut self) -> Self {
+        let state = RequiredState {
+            id: std::any::TypeId::of::<S>(),
+            name: std::any::type_name::<S>(),
+        };
+        if !self.required_state.contains(&state) {
+            self.required_state.push(state);
+        }
         self
     }
 
@@ -313,6 +328,7 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
                 projections: self.projections,
             }),
             limits: None,
+            required_state: self.required_state,
         }
     }
 }

@@ -13,7 +13,7 @@ use crate::depth::dispose_checked;
 use crate::schema::{Compiled, SchemaError, SchemaRole, compile};
 use crate::text::printable;
 
-use super::{Handler, ToolDef};
+use super::{Handler, RequiredState, ToolDef};
 
 /// The longest tool name providers accept.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
@@ -47,6 +47,16 @@ pub enum RegistrationError {
         #[source]
         source: SchemaError,
     },
+    /// The tool takes host state the registry does not have.
+    #[error(
+        "tool `{name}` takes host state `{state}`, which this registry does not have: add it with `.state(…)` on the registry builder"
+    )]
+    MissingState {
+        /// The tool.
+        name: String,
+        /// The state's type.
+        state: &'static str,
+    },
     /// The value type does not deserialize from what it serializes, so `render` and `meta`,
     /// which see the value as deserialized from its JSON, could never run.
     #[error("tool `{name}`: {problem}")]
@@ -68,11 +78,20 @@ pub enum RegistrationError {
 /// assert!(!is_valid_tool_name(""));
 /// assert!(!is_valid_tool_name(&"x".repeat(65)));
 /// ```
-pub fn is_valid_tool_name(name: &str) -> bool {
-    (1..=MAX_TOOL_NAME_LEN).contains(&name.len())
-        && name
-            .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-')
+pub const fn is_valid_tool_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes.len() > MAX_TOOL_NAME_LEN {
+        return false;
+    }
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if !(byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-') {
+            return false;
+        }
+        at += 1;
+    }
+    true
 }
 
 /// What a snapshot advertises of a registered tool: name, description and schemas, as
@@ -121,6 +140,7 @@ pub(crate) struct CompiledTool {
     pub(crate) output: Validator,
     pub(crate) handler: Arc<dyn Handler>,
     pub(crate) limits: Option<BoundLimits>,
+    pub(crate) required_state: Vec<RequiredState>,
 }
 
 impl CompiledTool {
@@ -140,6 +160,7 @@ impl CompiledTool {
                 output: output.validator,
                 handler: def.handler.clone(),
                 limits: def.limits,
+                required_state: def.required_state.clone(),
             }),
             Err(error) => {
                 // A refused schema may be nested past what `Drop` can recurse through.
@@ -181,6 +202,20 @@ impl CompiledTool {
 
     pub(crate) fn name(&self) -> &str {
         &self.definition.name
+    }
+
+    /// Checks that every state the tool takes is among `has` (the registry's).
+    pub(crate) fn check_state(
+        &self,
+        has: impl Fn(std::any::TypeId) -> bool,
+    ) -> Result<(), RegistrationError> {
+        match self.required_state.iter().find(|state| !has(state.id)) {
+            Some(missing) => Err(RegistrationError::MissingState {
+                name: self.name().to_owned(),
+                state: missing.name,
+            }),
+            None => Ok(()),
+        }
     }
 }
 

@@ -62,6 +62,15 @@ pub struct ToolDef {
     pub(crate) output_schema: Value,
     pub(crate) handler: Arc<dyn Handler>,
     pub(crate) limits: Option<BoundLimits>,
+    /// Host state the body takes as a parameter; registration checks the registry has it.
+    pub(crate) required_state: Vec<RequiredState>,
+}
+
+/// A type of host state a tool needs ([`State<T>`](crate::context::State)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RequiredState {
+    pub(crate) id: std::any::TypeId,
+    pub(crate) name: &'static str,
 }
 
 impl ToolDef {
@@ -112,6 +121,11 @@ impl ToolDef {
     pub fn with_limits(mut self, limits: BoundLimits) -> Self {
         self.limits = Some(limits);
         self
+    }
+
+    /// The host state types the tool takes ([`State<T>`](crate::context::State)).
+    pub fn required_state(&self) -> impl ExactSizeIterator<Item = &'static str> + '_ {
+        self.required_state.iter().map(|state| state.name)
     }
 
     /// This tool's own limits, if it has any.
