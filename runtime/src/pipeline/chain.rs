@@ -155,9 +155,9 @@ impl Chain {
     }
 }
 
-/// Turns a value into a canonical success: validate against the output schema (6), freeze (7),
-/// render (8) and, for direct calls, project metadata (9). Every projection is computed from
-/// the frozen, validated value.
+/// Turns a value into a canonical success: validate it against the output schema and freeze it
+/// (step 6), then render it and, for direct calls, project metadata (step 7). Every projection
+/// is computed from the frozen, validated value.
 fn normalize(
     tool: &CompiledTool,
     args: &Value,
