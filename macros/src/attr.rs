@@ -135,13 +135,9 @@ pub(crate) fn parse_toolset_attr(tokens: TokenStream, errors: &mut Errors) -> To
             }
             Ok(())
         } else {
-            let key = meta
-                .path
-                .get_ident()
-                .map(ToString::to_string)
-                .unwrap_or_default();
             errors.push(meta.error(format!(
-                "unknown option `{key}`; `#[toolset]` takes only `crate = \"...\"`"
+                "unknown option `{}`; `#[toolset]` takes only `crate = \"...\"`",
+                key_of(&meta)
             )));
             skip_value(&meta)
         }
@@ -184,12 +180,10 @@ pub(crate) fn parse_arg_attrs(attrs: &[Attribute], errors: &mut Errors) -> ArgAt
                 set(&mut arg.description, meta.value()?.parse()?, &meta, errors);
                 Ok(())
             } else {
-                let key = meta
-                    .path
-                    .get_ident()
-                    .map(ToString::to_string)
-                    .unwrap_or_default();
-                errors.push(meta.error(format!("unknown option `{key}`; expected {ARG_OPTIONS}")));
+                errors.push(meta.error(format!(
+                    "unknown option `{}`; expected {ARG_OPTIONS}",
+                    key_of(&meta)
+                )));
                 skip_value(&meta)
             }
         });
@@ -219,15 +213,18 @@ pub(crate) fn strip_param_helpers(sig: &mut syn::Signature) {
 
 fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>, errors: &mut Errors) {
     if slot.is_some() {
-        let key = meta
-            .path
-            .get_ident()
-            .map(ToString::to_string)
-            .unwrap_or_default();
-        errors.push(meta.error(format!("duplicate option `{key}`")));
+        errors.push(meta.error(format!("duplicate option `{}`", key_of(meta))));
     } else {
         *slot = Some(value);
     }
+}
+
+/// The option's name, as written.
+fn key_of(meta: &ParseNestedMeta<'_>) -> String {
+    meta.path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_default()
 }
 
 /// Consumes whatever follows an unknown key, so parsing can go on to report the next one.

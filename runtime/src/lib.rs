@@ -109,7 +109,10 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///   generates `{Name}Args` (e.g. `AddArgs`), one field per parameter, with
 ///   `#[serde(deny_unknown_fields)]`. `#[arg(description = "...")]` describes a parameter;
 ///   `#[serde(...)]` and `#[schemars(...)]` on a parameter are moved onto its field.
-/// - Optionally `&ToolContext`, anywhere in the list: the call id, tool name and surface.
+/// - Optionally `&ToolContext`, anywhere in the list: the call id, tool name and surface, host
+///   state, progress, nested dispatch (see [`ToolContext`]).
+/// - Any number of `State<T>` parameters: host state registered with
+///   [`RegistryBuilder::state`]; the tool is refused at registration if the registry has none.
 ///
 /// # Return
 ///
@@ -124,7 +127,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// | `name = "..."` | the registered name (default: the function's); must match `^[a-zA-Z0-9_-]{1,64}$` |
 /// | `description = "..."` | what the model is told (default: the doc comment; one is required) |
 /// | `render = path` | `fn(&Args, &T) -> impl IntoContent`: what the model sees |
-/// | `meta = path` | `fn(&Args, &T) -> impl IntoMeta`: presentation metadata, direct calls only |
+/// | `presentation_meta = path` | `fn(&Args, &T) -> impl IntoMeta`: presentation metadata (a UI card), direct calls only |
 /// | `struct_name = "..."` | the generated unit struct (default: the function's name in `PascalCase`); the args struct becomes `{struct_name}Args` |
 /// | `crate = "path"` | where the `toolprism` crate is, if renamed |
 ///
@@ -142,8 +145,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///             .description("Adds two integers.")
 ///             .args::<AddArgs>()                     // the argument type, named once
 ///             .returns::<i64>()                      // the value type, named once
-///             .handler(|args, _| async move { Ok(add(args.a, args.b)) })
-///             .build()
+///             .handler(|args, _| async move { Ok(add(args.a, args.b)) }) // must be `Send`
+///             .build()                               // + .requires_state::<T>() per State<T>,
+///                                                    //   .render(…), .presentation_meta(…)
 ///     }
 /// }
 /// ```
