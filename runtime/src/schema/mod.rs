@@ -331,12 +331,11 @@ pub(crate) fn compile(schema: &Value, role: SchemaRole) -> Result<Compiled, Sche
         .with_pattern_options(PatternOptions::regex())
         .should_validate_formats(true)
         .build(inlined.as_ref().unwrap_or(schema))
-        .map_err(|error| refused(&error));
-    if let Some(inlined) = inlined {
-        depth::dispose_checked(inlined);
-    }
+        .map_err(|error| refused(&error))?;
+    // `inline_refs` refuses a result past the depth limit, so the inlined copy drops normally.
+    drop(inlined);
     Ok(Compiled {
-        validator: validator?,
+        validator,
         draft_07,
     })
 }
