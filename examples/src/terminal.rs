@@ -69,6 +69,10 @@ pub fn content(blocks: &[ContentBlock], max_lines: usize) -> String {
                 format!("[image {mime_type}, {} base64 bytes]", data.len())
             }
             ContentBlock::Resource { uri, .. } => format!("[resource {uri}]"),
+            ContentBlock::Audio { mime_type, data } => {
+                format!("[audio {mime_type}, {} base64 bytes]", data.len())
+            }
+            ContentBlock::EmbeddedResource { uri, .. } => format!("[resource {uri}, inline]"),
             _ => "[content]".to_owned(),
         };
         let lines: Vec<&str> = body.lines().collect();

@@ -57,7 +57,7 @@ pub use pipeline::Snapshot;
 #[doc(inline)]
 pub use present::ContentBlock;
 #[doc(inline)]
-pub use registry::{Registry, RegistryBuilder};
+pub use registry::{ChangeListener, Registry, RegistryBuilder};
 #[doc(inline)]
 pub use tool::{RegistrationError, ToolDef};
 #[doc(inline)]

@@ -2,7 +2,7 @@
 //! out the immutable [`Snapshot`]s that calls are dispatched through.
 
 use std::fmt;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
 use crate::bound::{BoundLimits, ToolOutputStore};
 use crate::call::{Surface, ToolCall};
@@ -40,6 +40,43 @@ use crate::tool::{CompiledTool, IntoToolDef, RegistrationError, ToolDef, ToolTab
 pub struct Registry {
     tools: Arc<RwLock<Arc<ToolTable>>>,
     stages: Arc<Stages>,
+    listeners: Arc<Listeners>,
+}
+
+type Listener = Arc<dyn Fn(u64) + Send + Sync>;
+
+/// Who is told when the registry's tools change.
+#[derive(Default)]
+struct Listeners {
+    next_id: Mutex<u64>,
+    all: Mutex<Vec<(u64, Listener)>>,
+}
+
+/// Keeps a listener added with [`Registry::on_change`]; dropping it removes the listener.
+#[must_use = "the listener is removed when this is dropped"]
+pub struct ChangeListener {
+    id: u64,
+    listeners: Weak<Listeners>,
+}
+
+impl Drop for ChangeListener {
+    fn drop(&mut self) {
+        if let Some(listeners) = self.listeners.upgrade() {
+            listeners
+                .all
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .retain(|(id, _)| *id != self.id);
+        }
+    }
+}
+
+impl fmt::Debug for ChangeListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChangeListener")
+            .field("id", &self.id)
+            .finish()
+    }
 }
 
 impl Registry {
@@ -73,27 +110,102 @@ impl Registry {
     pub fn register(&self, tool: impl IntoToolDef) -> Result<(), RegistrationError> {
         let tool = CompiledTool::new(tool.into_tool_def())?;
         tool.check_state(|id| self.stages.state.contains(id))?;
-        let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
-        let mut table = ToolTable::clone(&current);
-        table.push(tool)?;
-        *current = Arc::new(table);
+        let generation = {
+            let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+            let mut table = ToolTable::clone(&current);
+            table.push(tool)?;
+            table.generation += 1;
+            let generation = table.generation;
+            *current = Arc::new(table);
+            generation
+        };
+        self.changed(generation);
         Ok(())
+    }
+
+    /// Calls `listener` with the new [`Snapshot::generation`] after every change to the
+    /// registry's tools (a tool registered or removed), until the returned guard is dropped.
+    /// It runs on the thread that made the change, after the change is visible to
+    /// [`snapshot`](Self::snapshot); a panic in it is contained. An MCP server uses this to
+    /// tell its peers the list changed.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use std::sync::Arc;
+    /// use toolprism::prelude::*;
+    ///
+    /// /// Says hi.
+    /// #[tool]
+    /// fn hi() -> String { "hi".into() }
+    ///
+    /// let registry = Registry::builder().build().unwrap();
+    /// let seen = Arc::new(AtomicU64::new(0));
+    /// let last = seen.clone();
+    /// let guard = registry.on_change(move |generation| last.store(generation, Ordering::SeqCst));
+    /// registry.register(Hi).unwrap();
+    /// assert_eq!(seen.load(Ordering::SeqCst), 1);
+    /// assert_eq!(registry.snapshot().generation(), 1);
+    /// drop(guard);
+    /// registry.remove("hi");
+    /// assert_eq!(seen.load(Ordering::SeqCst), 1);
+    /// ```
+    pub fn on_change(&self, listener: impl Fn(u64) + Send + Sync + 'static) -> ChangeListener {
+        let id = {
+            let mut next = self
+                .listeners
+                .next_id
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            *next += 1;
+            *next
+        };
+        self.listeners
+            .all
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((id, Arc::new(listener)));
+        ChangeListener {
+            id,
+            listeners: Arc::downgrade(&self.listeners),
+        }
+    }
+
+    fn changed(&self, generation: u64) {
+        // Called outside the lock, so a listener may take a snapshot or add a listener.
+        let listeners: Vec<Listener> = self
+            .listeners
+            .all
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(_, listener)| listener.clone())
+            .collect();
+        for listener in listeners {
+            if let Err(panic) = crate::panic::catch(|| listener(generation)) {
+                tracing::warn!(panic, "a registry change listener panicked");
+            }
+        }
     }
 
     /// Removes a tool, if there is one of that name. Calls already dispatched through an
     /// earlier snapshot still run it.
     pub fn remove(&self, name: &str) -> bool {
-        let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
-        if current.get(name).is_none() {
-            return false;
-        }
-        let tools = current
-            .tools()
-            .iter()
-            .filter(|tool| tool.name() != name)
-            .cloned()
-            .collect();
-        *current = Arc::new(ToolTable::indexed(tools));
+        let generation = {
+            let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+            if current.get(name).is_none() {
+                return false;
+            }
+            let tools = current
+                .tools()
+                .iter()
+                .filter(|tool| tool.name() != name)
+                .cloned()
+                .collect();
+            let generation = current.generation + 1;
+            *current = Arc::new(ToolTable::indexed(tools, generation));
+            generation
+        };
+        self.changed(generation);
         true
     }
 }
@@ -202,6 +314,7 @@ impl RegistryBuilder {
         Ok(Registry {
             tools: Arc::new(RwLock::new(Arc::new(table))),
             stages: Arc::new(self.stages),
+            listeners: Arc::default(),
         })
     }
 }

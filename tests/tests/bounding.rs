@@ -84,7 +84,7 @@ async fn oversized_text_becomes_head_marker_tail_and_is_retained_byte_identical(
     assert!(markers[0].contains("8001 lines"), "{}", markers[0]);
     assert!(markers[0].contains("starts at line 1000"), "{}", markers[0]);
     assert!(
-        markers[0].contains("read that file with an offset"),
+        markers[0].contains("read it with an offset"),
         "{}",
         markers[0]
     );

@@ -11,6 +11,7 @@ mod store;
 
 pub use store::{
     CleanupReport, FsOutputStore, RetainError, RetainedOutput, RetentionRule, ToolOutputStore,
+    fresh_handle, is_valid_handle,
 };
 
 use std::io;
@@ -200,7 +201,7 @@ pub fn preview(text: &str, cut: &Cut, retained: &RetainedOutput, limits: &BoundL
         .map(|ch| if ch.is_control() { '?' } else { ch })
         .collect();
     let marker = format!(
-        "... output truncated: {} lines ({omitted_bytes} bytes) omitted. The full output ({} lines, {} bytes) is saved at {location}; read that file with an offset to see the rest (the omitted part starts at line {}) ...",
+        "... output truncated: {} lines ({omitted_bytes} bytes) omitted. The full output ({} lines, {} bytes) is saved at {location}; read it with an offset to see the rest (the omitted part starts at line {}) ...",
         cut.omitted_lines,
         cut.total_lines,
         text.len(),

@@ -50,6 +50,29 @@ pub trait ToolOutputStore: Send + Sync + 'static {
         tool: &'a str,
         pieces: &'a [&'a str],
     ) -> BoxFuture<'a, Result<RetainedOutput, RetainError>>;
+
+    /// Reads back the output retained under `handle`, which comes from a remote reader and is
+    /// untrusted: `Ok(None)` when this store has no output of that name. A store that cannot
+    /// read back keeps this default, which says so.
+    fn read<'a>(&'a self, handle: &'a str) -> BoxFuture<'a, Result<Option<String>, RetainError>> {
+        let _ = handle;
+        Box::pin(std::future::ready(Err(RetainError(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "this output store cannot read retained outputs back",
+        )))))
+    }
+}
+
+/// Whether `handle` is a name a store of this crate gives (`tool_` then at most 200 ASCII
+/// letters, digits, `-` and `_`): anything else — `../`, `/`, NUL, a URL — names nothing.
+pub fn is_valid_handle(handle: &str) -> bool {
+    handle.len() <= PREFIX.len() + 200
+        && handle.strip_prefix(PREFIX).is_some_and(|rest| {
+            !rest.is_empty()
+                && rest
+                    .bytes()
+                    .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+        })
 }
 
 /// A [`ToolOutputStore`] in a directory of the host's choosing.
@@ -65,6 +88,8 @@ pub trait ToolOutputStore: Send + Sync + 'static {
 /// let retained = store.retain_now("call/../../etc/passwd", "grep", &["a", "b"]).unwrap();
 /// assert!(retained.handle.starts_with("tool_call-etc-passwd-"));
 /// assert_eq!(std::fs::read_to_string(&retained.location).unwrap(), "a\nb");
+/// assert_eq!(store.read_now(&retained.handle).unwrap().as_deref(), Some("a\nb"));
+/// assert_eq!(store.read_now("../../etc/passwd").unwrap(), None);
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
 #[derive(Clone, Debug)]
@@ -133,6 +158,21 @@ impl FsOutputStore {
         })
     }
 
+    /// Reads back the output retained under `handle`, blocking; `None` when `handle` is not a
+    /// name this store gives or no such output is kept.
+    pub fn read_now(&self, handle: &str) -> Result<Option<String>, RetainError> {
+        if !is_valid_handle(handle) {
+            return Ok(None);
+        }
+        let path = self.dir.join(handle);
+        match fs::symlink_metadata(&path) {
+            Ok(metadata) if metadata.is_file() => Ok(Some(fs::read_to_string(&path)?)),
+            Ok(_) => Ok(None),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(error.into()),
+        }
+    }
+
     fn ensure_dir(&self) -> io::Result<()> {
         let mut builder = fs::DirBuilder::new();
         builder.recursive(true);
@@ -150,14 +190,8 @@ impl FsOutputStore {
     }
 
     fn create_unique(&self, call_id: &str, tool: &str) -> io::Result<(String, fs::File)> {
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let base = base_name(call_id, tool);
-        let nanos = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_nanos());
         loop {
-            let count = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let handle = format!("{base}-{nanos:x}-{count:x}");
+            let handle = fresh_handle(call_id, tool);
             match fs::OpenOptions::new()
                 .write(true)
                 .create_new(true)
@@ -222,6 +256,28 @@ impl ToolOutputStore for FsOutputStore {
     ) -> BoxFuture<'a, Result<RetainedOutput, RetainError>> {
         Box::pin(async move { self.retain_now(call_id, tool, pieces) })
     }
+
+    fn read<'a>(&'a self, handle: &'a str) -> BoxFuture<'a, Result<Option<String>, RetainError>> {
+        Box::pin(async move { self.read_now(handle) })
+    }
+}
+
+/// A new handle for an output of the call with this (untrusted) id made to `tool`: only
+/// `[A-Za-z0-9_-]`, bounded in length, valid for [`is_valid_handle`], and distinct from every
+/// other this process makes — the time, the process id and a counter are in it, so stores
+/// shared by several processes see distinct names too (they still create without
+/// overwriting, and take another on a clash).
+pub fn fresh_handle(call_id: &str, tool: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    let count = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!(
+        "{}-{nanos:x}-{:x}-{count:x}",
+        base_name(call_id, tool),
+        std::process::id()
+    )
 }
 
 /// `tool_<safe part of the id>-<hash of id and tool>`: only `[A-Za-z0-9_-]`, bounded length.

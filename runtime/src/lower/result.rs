@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::Provider;
 use crate::outcome::ToolOutcome;
-use crate::present::ContentBlock;
+use crate::present::{ContentBlock, ResourceContents};
 
 /// Media types Anthropic accepts in image blocks.
 const ANTHROPIC_IMAGES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
@@ -66,8 +66,8 @@ fn text_of(content: &[ContentBlock], is_error: bool, mention_images: bool) -> St
             ContentBlock::Image { mime_type, .. } if mention_images => {
                 lines.push(format!("[image: {mime_type}]"));
             }
-            ContentBlock::Resource { .. } => lines.push(resource_line(block)),
-            _ => {}
+            ContentBlock::Image { .. } => {}
+            _ => lines.push(resource_line(block)),
         }
     }
     let mut text = lines.join("\n");
@@ -86,8 +86,26 @@ fn text_of(content: &[ContentBlock], is_error: bool, mention_images: bool) -> St
     }
 }
 
+/// A block that is neither text nor an image, as a line of text: never a silent drop.
 fn resource_line(block: &ContentBlock) -> String {
     match block {
+        ContentBlock::Audio { data, mime_type } => {
+            format!("[audio: {mime_type}, {} base64 bytes]", data.len())
+        }
+        ContentBlock::EmbeddedResource {
+            uri,
+            contents: ResourceContents::Text(text),
+            ..
+        } => format!("[resource: <{uri}>]\n{text}"),
+        ContentBlock::EmbeddedResource {
+            uri,
+            mime_type,
+            contents: ResourceContents::Blob(data),
+        } => format!(
+            "[resource: <{uri}> ({}, {} base64 bytes)]",
+            mime_type.as_deref().unwrap_or("binary"),
+            data.len()
+        ),
         ContentBlock::Resource {
             uri,
             mime_type,
@@ -157,7 +175,7 @@ fn anthropic(call_id: &str, content: &[ContentBlock], is_error: bool) -> Value {
                 "source": {"type": "base64", "media_type": mime_type, "data": data},
             })),
             ContentBlock::Image { mime_type, .. } => blocks.push(json!({"type": "text", "text": format!("[image: {mime_type}, not a type this provider shows]")})),
-            ContentBlock::Resource { .. } => blocks.push(json!({"type": "text", "text": resource_line(block)})),
+            _ => blocks.push(json!({"type": "text", "text": resource_line(block)})),
         }
     }
     json!({"type": "tool_result", "tool_use_id": call_id, "content": blocks, "is_error": is_error})

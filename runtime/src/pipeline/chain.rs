@@ -82,14 +82,14 @@ fn settle(chain: &Chain, executed: Executed) -> ToolOutcome {
             Err(error) => return failure(error),
         },
     };
-    chain.normalize(value)
+    chain.normalize(value, None)
 }
 
 async fn run_body(chain: &Arc<Chain>) -> ToolOutcome {
     let Chain { tool, call, .. } = &**chain;
     let cx = ToolContext::new(chain.clone());
-    let value = match contain(|| tool.handler.call(&call.args, cx)).await {
-        Ok(Ok(value)) => value,
+    let produced = match contain(|| tool.handler.call(&call.args, cx)).await {
+        Ok(Ok(produced)) => produced,
         Ok(Err(BodyError::Input(why))) => {
             return failure(input_error(tool, &format!("- {why}")));
         }
@@ -111,7 +111,7 @@ async fn run_body(chain: &Arc<Chain>) -> ToolOutcome {
             ));
         }
     };
-    chain.normalize(FrozenValue::freeze(value))
+    chain.normalize(FrozenValue::freeze(produced.value), produced.content)
 }
 
 impl Chain {
@@ -134,12 +134,17 @@ impl Chain {
         }
     }
 
-    pub(super) fn normalize(&self, value: FrozenValue) -> ToolOutcome {
+    /// `content`: what a body presented elsewhere made for the value, in place of `render`.
+    pub(super) fn normalize(
+        &self,
+        value: FrozenValue,
+        content: Option<Vec<ContentBlock>>,
+    ) -> ToolOutcome {
         let limits = self.limits();
         match normalize(
             &self.tool,
             &self.call.args,
-            value,
+            (value, content),
             self.call.surface,
             limits,
         ) {
@@ -161,7 +166,7 @@ impl Chain {
 fn normalize(
     tool: &CompiledTool,
     args: &Value,
-    value: FrozenValue,
+    (value, presented): (FrozenValue, Option<Vec<ContentBlock>>),
     surface: Surface,
     limits: &BoundLimits,
 ) -> Result<(Vec<ContentBlock>, Option<Value>, FrozenValue), FailureError> {
@@ -182,10 +187,11 @@ fn normalize(
     .map_err(|panic| format!("its projections panicked: {panic}"))
     .and_then(|projected| projected)
     .map_err(|problem| output_error(tool, &problem))?;
-    let content = match projected.content {
-        None => default_render(&value),
-        Some(Ok(content)) => content,
-        Some(Err(problem)) => return Err(output_error(tool, &problem)),
+    let content = match (presented, projected.content) {
+        (Some(content), _) => content,
+        (None, None) => default_render(&value),
+        (None, Some(Ok(content))) => content,
+        (None, Some(Err(problem))) => return Err(output_error(tool, &problem)),
     };
     let meta = match projected.meta {
         None | Some(Ok(None)) => None,

@@ -380,7 +380,7 @@ fn post_execute(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
                 outcome
             }
             PostAction::ReplaceValue(value) => match chain.freeze(value) {
-                Ok(value) => chain.normalize(value),
+                Ok(value) => chain.normalize(value, None),
                 Err(error) => failure(error),
             },
             PostAction::Block(message) => {

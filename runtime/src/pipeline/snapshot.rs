@@ -32,6 +32,27 @@ impl Snapshot {
         self.table.get(name).map(|tool| &tool.definition)
     }
 
+    /// How many times the registry's tools had changed when this snapshot was taken: two
+    /// snapshots of one registry with the same generation advertise the same tools.
+    pub fn generation(&self) -> u64 {
+        self.table.generation
+    }
+
+    /// Reads back an output the registry's [`ToolOutputStore`](crate::bound::ToolOutputStore)
+    /// retained when it bounded a result, by its (untrusted) handle: `Ok(None)` when there is
+    /// none of that name.
+    pub async fn read_retained(
+        &self,
+        handle: &str,
+    ) -> Result<Option<String>, crate::bound::RetainError> {
+        match crate::panic::contain(|| self.stages.store.read(handle)).await {
+            Ok(read) => read,
+            Err(panic) => Err(crate::bound::RetainError(std::io::Error::other(format!(
+                "the output store panicked: {panic}"
+            )))),
+        }
+    }
+
     /// The same definitions, but every call fails with `TOOLS_DISABLED` and this reason: for a
     /// final step, where the tools stay advertised (so a cached prompt prefix survives) but
     /// none may run.

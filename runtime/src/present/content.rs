@@ -5,7 +5,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// One block of what the model sees. The kinds match what MCP and the model providers carry:
-/// text, an inline image, and a reference to a file or resource.
+/// text, an inline image or audio clip, a reference to a file or resource, and a resource's
+/// contents carried inline.
 ///
 /// Serialized with a `type` tag:
 ///
@@ -24,7 +25,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[schemars(
-    description = "One block of what the model sees: text, an inline image, or a reference to a resource."
+    description = "One block of what the model sees: text, an inline image or audio clip, a reference to a resource, or a resource's contents inline."
 )]
 #[non_exhaustive]
 pub enum ContentBlock {
@@ -51,6 +52,34 @@ pub enum ContentBlock {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
     },
+    /// An audio clip, inline.
+    Audio {
+        /// The audio bytes, standard base64 with padding.
+        data: String,
+        /// The media type, e.g. `audio/wav`.
+        mime_type: String,
+    },
+    /// A resource's contents, carried inline (MCP's embedded resource): its text or its bytes.
+    EmbeddedResource {
+        /// Which resource this is.
+        uri: String,
+        /// The media type, when known.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// The contents.
+        contents: ResourceContents,
+    },
+}
+
+/// The contents of an [`ContentBlock::EmbeddedResource`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ResourceContents {
+    /// Text.
+    Text(String),
+    /// Bytes, standard base64 with padding.
+    Blob(String),
 }
 
 impl ContentBlock {

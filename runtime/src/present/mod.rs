@@ -10,5 +10,5 @@ pub use card::{
     Card, DiffCard, GenericCard, ReadCard, SearchCard, SearchMatch, TerminalCard, WebCard,
     present_call, present_result,
 };
-pub use content::{ContentBlock, IntoContent};
+pub use content::{ContentBlock, IntoContent, ResourceContents};
 pub use meta::{IntoMeta, Json, MetaError};

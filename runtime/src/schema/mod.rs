@@ -302,6 +302,28 @@ pub(crate) struct Compiled {
 /// Checks `schema` against the supported subset and compiles it. Done once per schema, at
 /// registration. Every check that walks the schema runs after its depth and size are known to
 /// be within the limits, and the cost bound runs before anything that could expand it.
+/// Makes the checks registration makes of a tool's input schema (depth, size, draft, local
+/// references only, validation cost, patterns), and compiles it: `Ok` when a tool with this
+/// input schema registers. For schemas from elsewhere — an MCP server's — before relying on
+/// them.
+///
+/// ```
+/// use serde_json::json;
+/// use toolprism::schema::{check_input_schema, check_output_schema};
+///
+/// assert!(check_input_schema(&json!({"type": "object"})).is_ok());
+/// assert!(check_input_schema(&json!({"$ref": "https://example.com/s.json"})).is_err());
+/// assert!(check_output_schema(&json!({"type": "string", "pattern": "(?=a)"})).is_err());
+/// ```
+pub fn check_input_schema(schema: &Value) -> Result<(), SchemaError> {
+    compile(schema, SchemaRole::Input).map(drop)
+}
+
+/// [`check_input_schema`], for an output schema.
+pub fn check_output_schema(schema: &Value) -> Result<(), SchemaError> {
+    compile(schema, SchemaRole::Output).map(drop)
+}
+
 pub(crate) fn compile(schema: &Value, role: SchemaRole) -> Result<Compiled, SchemaError> {
     COMPILED.fetch_add(1, Ordering::Relaxed);
     let shape = depth::inspect(schema).map_err(|error| SchemaError::TooDeep { at: error.at })?;

@@ -13,12 +13,12 @@ use serde_json::Value;
 use crate::context::ToolContext;
 use crate::depth::{self, MAX_DEPTH};
 use crate::error::ToolError;
-use crate::present::{IntoContent, IntoMeta};
+use crate::present::{ContentBlock, IntoContent, IntoMeta};
 use crate::schema::{deserialize_schema_for, input_schema_for, output_schema_for};
 use crate::value::{LosslessError, to_lossless_value};
 
 use super::handler::{
-    Body, BodyError, Explain, FromJson, Projections, TypedHandler, ValueBack, explain,
+    Body, BodyError, Explain, FromJson, Produced, Projections, TypedHandler, ValueBack, explain,
 };
 use super::{RequiredState, ToolDef};
 
@@ -75,6 +75,61 @@ impl ToolBuilder {
         self.args::<A>().returns::<T>().handler(body)
     }
 
+    /// Sets a body that returns its value together with the content made for it elsewhere —
+    /// an MCP server's own rendering of a remote tool's result, say. Arguments and value are
+    /// untyped JSON, checked against the schemas given with [`input_schema`](Self::input_schema)
+    /// and [`output_schema`](Self::output_schema) (a tool with no output schema takes any
+    /// value). The value is validated and frozen like any other; the content takes the place
+    /// of `render` and is bounded like rendered content.
+    ///
+    /// ```
+    /// use toolprism::prelude::*;
+    /// use toolprism::tool::Presented;
+    /// use serde_json::{json, Value};
+    ///
+    /// let remote = ToolDef::builder("weather")
+    ///     .description("Asks a remote service.")
+    ///     .output_schema(json!({"type": "object"}))
+    ///     .presented_handler(|_args: Value, _cx: ToolContext| async move {
+    ///         Ok::<_, ToolError>(Presented::new(
+    ///             json!({"celsius": 21}),
+    ///             vec![ContentBlock::text("21 °C and sunny")],
+    ///         ))
+    ///     })
+    ///     .build();
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let registry = Registry::builder().tool(remote).build().unwrap();
+    /// let outcome = registry.dispatch(ToolCall::new("c1", "weather", json!({})), Surface::Direct).await;
+    /// assert_eq!(outcome.value().unwrap(), &json!({"celsius": 21}));
+    /// assert_eq!(outcome.content(), [ContentBlock::text("21 °C and sunny")]);
+    /// # });
+    /// ```
+    pub fn presented_handler<E, F, Fut>(self, body: F) -> TypedToolBuilder<Value, Value>
+    where
+        E: Into<ToolError>,
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Presented, E>> + Send + 'static,
+    {
+        let mut builder = self
+            .args::<Value>()
+            .returns::<Value>()
+            .handler(|_, _| async { Ok::<_, ToolError>(Value::Null) });
+        builder.body = Arc::new(move |args, cx| {
+            let future = body(args, cx);
+            Box::pin(async move {
+                let Presented { value, content } = future
+                    .await
+                    .map_err(|error| BodyError::Failed(error.into()))?;
+                let value = snapshot(value).map_err(BodyError::Output)?;
+                Ok(Produced {
+                    value,
+                    content: Some(content),
+                })
+            })
+        });
+        builder
+    }
+
     /// Names the argument type explicitly, before the body. `#[tool]` builds this way, so a
     /// type missing a trait is reported once, on that type.
     pub fn args<A: ToolArgs>(self) -> WithArgs<A> {
@@ -86,6 +141,24 @@ impl ToolBuilder {
                 explain: explain::<A>,
             },
         }
+    }
+}
+
+/// A value with the content made for it elsewhere: what a
+/// [`presented_handler`](ToolBuilder::presented_handler) body returns.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Presented {
+    /// The canonical value, validated against the tool's output schema.
+    pub value: Value,
+    /// What the model sees of it, as made where the value was made.
+    pub content: Vec<ContentBlock>,
+}
+
+impl Presented {
+    /// A value and its content.
+    pub fn new(value: Value, content: Vec<ContentBlock>) -> Self {
+        Self { value, content }
     }
 }
 
@@ -199,7 +272,11 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
                     let value = future
                         .await
                         .map_err(|error| BodyError::Failed(error.into()))?;
-                    snapshot(value).map_err(BodyError::Output)
+                    let value = snapshot(value).map_err(BodyError::Output)?;
+                    Ok(Produced {
+                        value,
+                        content: None,
+                    })
                 })
             }),
             projections: Projections {
@@ -327,6 +404,7 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
                 body: self.body,
                 projections: self.projections,
             }),
+            advertised_input_schema: None,
             limits: None,
             required_state: self.required_state,
         }

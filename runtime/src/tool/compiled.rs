@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::bound::BoundLimits;
-use crate::depth::dispose_checked;
+use crate::depth::{check_depth, dispose_checked};
 use crate::schema::{Compiled, SchemaError, SchemaRole, compile};
 use crate::text::printable;
 
@@ -147,12 +147,31 @@ impl CompiledTool {
     pub(crate) fn new(mut def: ToolDef) -> Result<Self, RegistrationError> {
         let input_schema = std::mem::take(&mut def.input_schema);
         let output_schema = std::mem::take(&mut def.output_schema);
-        match Self::check(&def, &input_schema, &output_schema) {
+        let advertised = def.advertised_input_schema.take();
+        let checked =
+            Self::check(&def, &input_schema, &output_schema).and_then(|compiled| match advertised
+                .as_ref()
+                .map(check_depth)
+            {
+                Some(Err(error)) => Err(RegistrationError::Schema {
+                    name: def.name.clone(),
+                    role: "advertised input",
+                    source: SchemaError::TooDeep { at: error.at },
+                }),
+                _ => Ok(compiled),
+            });
+        match checked {
             Ok((input, output)) => Ok(Self {
                 definition: AdvertisedTool {
                     name: def.name.as_str().into(),
                     description: def.description.as_str().into(),
-                    input_schema: Arc::new(input_schema),
+                    input_schema: Arc::new(match advertised {
+                        Some(advertised) => {
+                            dispose_checked(input_schema);
+                            advertised
+                        }
+                        None => input_schema,
+                    }),
                     output_schema: Arc::new(output_schema),
                 },
                 input: input.validator,
@@ -166,6 +185,9 @@ impl CompiledTool {
                 // A refused schema may be nested past what `Drop` can recurse through.
                 dispose_checked(input_schema);
                 dispose_checked(output_schema);
+                if let Some(advertised) = advertised {
+                    dispose_checked(advertised);
+                }
                 Err(error)
             }
         }
@@ -224,6 +246,8 @@ impl CompiledTool {
 pub(crate) struct ToolTable {
     tools: Vec<Arc<CompiledTool>>,
     index: HashMap<Arc<str>, usize>,
+    /// How many changes the registry made before this table: 0 for the one it was built with.
+    pub(crate) generation: u64,
 }
 
 impl ToolTable {
@@ -252,12 +276,16 @@ impl ToolTable {
         Ok(())
     }
 
-    pub(crate) fn indexed(tools: Vec<Arc<CompiledTool>>) -> Self {
+    pub(crate) fn indexed(tools: Vec<Arc<CompiledTool>>, generation: u64) -> Self {
         let index = tools
             .iter()
             .enumerate()
             .map(|(at, tool)| (tool.definition.shared_name(), at))
             .collect();
-        Self { tools, index }
+        Self {
+            tools,
+            index,
+            generation,
+        }
     }
 }

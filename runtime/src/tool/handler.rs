@@ -19,7 +19,7 @@ pub(super) type FromJson<T> = fn(&Value) -> Result<T, serde_json::Error>;
 pub(super) type Explain = fn(&Value) -> String;
 
 pub(super) type Body<A> =
-    Arc<dyn Fn(A, ToolContext) -> BoxFuture<'static, Result<Value, BodyError>> + Send + Sync>;
+    Arc<dyn Fn(A, ToolContext) -> BoxFuture<'static, Result<Produced, BodyError>> + Send + Sync>;
 pub(super) type Render<A, T> =
     Arc<dyn Fn(&A, &T) -> Result<Vec<ContentBlock>, String> + Send + Sync>;
 pub(super) type Meta<A, T> = Arc<dyn Fn(&A, &T) -> Result<Option<Value>, MetaError> + Send + Sync>;
@@ -80,6 +80,14 @@ pub(super) fn explain<T: DeserializeOwned>(value: &Value) -> String {
     }
 }
 
+/// What a body produced: the lossless JSON of its value and, for a tool presented elsewhere
+/// (an MCP server's), the content made for that value there.
+#[derive(Debug)]
+pub(crate) struct Produced {
+    pub(crate) value: Value,
+    pub(crate) content: Option<Vec<ContentBlock>>,
+}
+
 /// Why a body produced no value.
 #[derive(Debug)]
 pub(crate) enum BodyError {
@@ -103,7 +111,11 @@ pub(crate) struct Projected {
 /// The type-erased tool the registry runs.
 pub(crate) trait Handler: Send + Sync + 'static {
     /// Deserializes the (already validated) arguments, runs the body and snapshots its value.
-    fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<'static, Result<Value, BodyError>>;
+    fn call(
+        &self,
+        args: &Value,
+        cx: ToolContext,
+    ) -> BoxFuture<'static, Result<Produced, BodyError>>;
     /// Runs `render` and, when `with_meta`, `meta` on the frozen value, deserializing the
     /// arguments and the value once for both. `Err` when they do not deserialize.
     fn project(&self, args: &Value, value: &Value, with_meta: bool) -> Result<Projected, String>;
@@ -123,7 +135,11 @@ pub(super) struct TypedHandler<A, T> {
 }
 
 impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
-    fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<'static, Result<Value, BodyError>> {
+    fn call(
+        &self,
+        args: &Value,
+        cx: ToolContext,
+    ) -> BoxFuture<'static, Result<Produced, BodyError>> {
         let Ok(args) = (self.deserialize_args)(args) else {
             let why = (self.explain_args)(args);
             return Box::pin(std::future::ready(Err(BodyError::Input(why))));

@@ -15,7 +15,9 @@ use serde_json::Value;
 use crate::bound::BoundLimits;
 use crate::depth;
 
-pub use builder::{ToolArgs, ToolBuilder, ToolOutput, TypedToolBuilder, WithArgs, WithSignature};
+pub use builder::{
+    Presented, ToolArgs, ToolBuilder, ToolOutput, TypedToolBuilder, WithArgs, WithSignature,
+};
 pub use compiled::{AdvertisedTool, MAX_TOOL_NAME_LEN, RegistrationError, is_valid_tool_name};
 pub(crate) use compiled::{CompiledTool, ToolTable};
 pub(crate) use handler::{BodyError, Handler};
@@ -61,6 +63,8 @@ pub struct ToolDef {
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Value,
     pub(crate) handler: Arc<dyn Handler>,
+    /// Advertised in place of `input_schema`, which arguments are still validated against.
+    pub(crate) advertised_input_schema: Option<Value>,
     pub(crate) limits: Option<BoundLimits>,
     /// Host state the body takes as a parameter; registration checks the registry has it.
     pub(crate) required_state: Vec<RequiredState>,
@@ -123,6 +127,31 @@ impl ToolDef {
         self
     }
 
+    /// Advertises `schema` as the tool's input schema, while arguments are validated against
+    /// the schema the tool was built with. For a tool whose real schema is beyond what this
+    /// crate validates — an imported MCP tool whose server validates its own arguments — built
+    /// with a looser schema such as `{"type": "object"}`: the model still sees the real one.
+    /// The advertised schema is checked for depth at registration, and never compiled.
+    ///
+    /// ```
+    /// use toolprism::prelude::*;
+    /// use serde_json::{json, Value};
+    ///
+    /// let remote = ToolDef::builder("lookup")
+    ///     .input_schema(json!({"type": "object"}))
+    ///     .handler(|_: Value, _cx: ToolContext| async { Ok::<_, ToolError>(json!(1)) })
+    ///     .build()
+    ///     .with_advertised_input_schema(json!({"type": "object", "$ref": "https://example.com/s.json"}));
+    /// let registry = Registry::builder().tool(remote).build().unwrap();
+    /// let snapshot = registry.snapshot();
+    /// assert_eq!(snapshot.definition("lookup").unwrap().input_schema()["$ref"], "https://example.com/s.json");
+    /// ```
+    #[must_use]
+    pub fn with_advertised_input_schema(mut self, schema: Value) -> Self {
+        self.advertised_input_schema = Some(schema);
+        self
+    }
+
     /// The host state types the tool takes ([`State<T>`](crate::context::State)).
     pub fn required_state(&self) -> impl ExactSizeIterator<Item = &'static str> + '_ {
         self.required_state.iter().map(|state| state.name)
@@ -140,6 +169,9 @@ impl Drop for ToolDef {
     fn drop(&mut self) {
         depth::dispose_checked(std::mem::take(&mut self.input_schema));
         depth::dispose_checked(std::mem::take(&mut self.output_schema));
+        if let Some(advertised) = self.advertised_input_schema.take() {
+            depth::dispose_checked(advertised);
+        }
     }
 }
 

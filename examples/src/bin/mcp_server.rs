@@ -1,0 +1,121 @@
+//! The coding tools as an MCP server, over stdio (the default) or streamable HTTP.
+//!
+//! ```text
+//! cargo run -p toolprism-examples --bin mcp_server -- [--root DIR] [--http [ADDR]] [--stateless]
+//!     [--max-lines N] [--max-bytes N] [--output-dir DIR] [--demo]
+//! ```
+//!
+//! - `--root`: the workspace the file tools are confined to (default: the current directory);
+//! - `--http`: serve at `http://ADDR/mcp` (default `127.0.0.1:8765`, loopback only) instead of
+//!   stdio; `--stateless` keeps no sessions, for replicas behind a load balancer;
+//! - `--max-lines`, `--max-bytes`: bound what the model sees; the rest is retained under
+//!   `--output-dir` and readable as a `toolprism://output/…` resource;
+//! - `--demo`: adds `count_to`, which reports progress and returns a bare integer.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use toolprism::bound::{BoundLimits, FsOutputStore};
+use toolprism::prelude::*;
+use toolprism_examples::tools::{Workspace, register_all};
+use toolprism_mcp::{DEFAULT_HTTP_ADDR, HttpMode, McpServer, OutputResources};
+
+/// Counts from 1 to `to`, reporting progress at each step; returns `to`.
+#[tool]
+async fn count_to(
+    #[arg(description = "Where to stop, at most 100.")] to: u8,
+    cx: &ToolContext,
+) -> Result<u8, ToolError> {
+    if to > 100 {
+        return Err(ToolError::new("count to 100 at most").with_code("TOO_FAR"));
+    }
+    for step in 1..=to {
+        cx.progress(f64::from(step), Some(f64::from(to)), &format!("at {step}"));
+        tokio::task::yield_now().await;
+    }
+    Ok(to)
+}
+
+struct Options {
+    root: PathBuf,
+    http: Option<SocketAddr>,
+    stateless: bool,
+    limits: BoundLimits,
+    output_dir: Option<PathBuf>,
+    demo: bool,
+}
+
+fn parse() -> Result<Options, String> {
+    let mut options = Options {
+        root: std::env::current_dir().map_err(|error| error.to_string())?,
+        http: None,
+        stateless: false,
+        limits: BoundLimits::default(),
+        output_dir: None,
+        demo: false,
+    };
+    let mut args = std::env::args().skip(1).peekable();
+    while let Some(arg) = args.next() {
+        let mut value = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        match arg.as_str() {
+            "--root" => options.root = PathBuf::from(value("--root")?),
+            "--http" => {
+                options.http = Some(match args.peek() {
+                    Some(addr) if !addr.starts_with("--") => {
+                        let addr = args.next().unwrap_or_default();
+                        addr.parse()
+                            .map_err(|error| format!("--http {addr}: {error}"))?
+                    }
+                    _ => DEFAULT_HTTP_ADDR,
+                });
+            }
+            "--stateless" => options.stateless = true,
+            "--max-lines" => {
+                options.limits.max_lines = value("--max-lines")?
+                    .parse()
+                    .map_err(|e| format!("--max-lines: {e}"))?;
+            }
+            "--max-bytes" => {
+                options.limits.max_bytes = value("--max-bytes")?
+                    .parse()
+                    .map_err(|e| format!("--max-bytes: {e}"))?;
+            }
+            "--output-dir" => options.output_dir = Some(PathBuf::from(value("--output-dir")?)),
+            "--demo" => options.demo = true,
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(options)
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let options = parse()?;
+    let workspace = Workspace::new(&options.root)?;
+    let store = options
+        .output_dir
+        .map_or_else(FsOutputStore::default, FsOutputStore::new);
+    let mut builder = register_all(Registry::builder(), &workspace)
+        .limits(options.limits)
+        .output_store(OutputResources::new(store));
+    if options.demo {
+        builder = builder.tool(CountTo);
+    }
+    let server = McpServer::new(builder.build()?)
+        .with_implementation("toolprism-coding-tools", env!("CARGO_PKG_VERSION"));
+    match options.http {
+        None => server.serve_stdio().await?,
+        Some(addr) => {
+            let mode = if options.stateless {
+                HttpMode::Stateless
+            } else {
+                HttpMode::Sessions
+            };
+            let running = server.serve_http(addr, mode).await?;
+            // Tests and scripts read the address from this line.
+            println!("listening on {}", running.url());
+            running.wait().await?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,559 @@
+//! Importing an MCP server's tools into a registry.
+//!
+//! Each remote tool becomes a dynamic [`ToolDef`]: advertised under a provider-safe name and
+//! called under its own; its `inputSchema` advertised unchanged and validated locally when it
+//! is within what this crate validates; its `outputSchema` enforced on `structuredContent`
+//! when it is (a FastMCP wrapper unwrapped), the value otherwise untyped —
+//! `structuredContent`, else the text, never JSON guessed out of prose. The server's content
+//! is what the model sees. No `$ref` is ever fetched: a schema that needs one is not
+//! validated locally.
+//!
+//! A `list_changed` from the server (the notification, or the 2026-07-28 subscription stream)
+//! re-lists and re-registers; calls in flight keep the snapshot they started with. A call to
+//! a dead server fails at once, one to a hanging server after [`ImportOptions::call_timeout`].
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+    ServerNotification, SubscriptionFilter, Tool,
+};
+use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService, ServiceError};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _};
+use serde_json::Value;
+use tokio::sync::Notify;
+use toolprism::error::{FailureKind, codes};
+use toolprism::schema::{check_input_schema, check_output_schema};
+use toolprism::tool::Presented;
+use toolprism::{ContentBlock, RegistrationError, Registry, ToolContext, ToolDef, ToolError};
+
+use crate::content::from_mcp;
+use crate::names::{NameError, provider_safe_name};
+use crate::schema::{WRAP_PROPERTY, unwrap};
+use crate::server::ERROR_META_KEY;
+
+/// The code of a call that failed because the server could not be reached or went away.
+pub const SERVER_UNAVAILABLE: &str = "MCP_SERVER_UNAVAILABLE";
+/// The code of a call the server did not answer in time.
+pub const SERVER_TIMEOUT: &str = "MCP_SERVER_TIMEOUT";
+/// The code of a call the server answered with a JSON-RPC error.
+pub const SERVER_ERROR: &str = "MCP_SERVER_ERROR";
+/// The code of a remote tool's own failure (`isError`) when the server gave none.
+pub const REMOTE_TOOL_ERROR: &str = "REMOTE_TOOL_ERROR";
+
+/// How tools are imported.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct ImportOptions {
+    /// Put before every remote name (e.g. `"github_"`), to keep servers apart.
+    pub prefix: String,
+    /// How long one call may take before it fails with [`SERVER_TIMEOUT`] (and is cancelled
+    /// on the server). Default: 120 s.
+    pub call_timeout: Duration,
+    /// How long connecting and listing may take. Default: 30 s.
+    pub connect_timeout: Duration,
+}
+
+impl Default for ImportOptions {
+    fn default() -> Self {
+        Self {
+            prefix: String::new(),
+            call_timeout: Duration::from_secs(120),
+            connect_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl ImportOptions {
+    /// The same options with this name prefix.
+    #[must_use]
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// The same options with this call timeout.
+    #[must_use]
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// The same options with this timeout for connecting and listing.
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+}
+
+/// Why connecting or importing failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The server could not be started or reached.
+    #[error("cannot connect to the MCP server: {0}")]
+    Connect(String),
+    /// The server did not answer in time.
+    #[error("the MCP server did not answer within {0:?}")]
+    Timeout(Duration),
+    /// The server answered a request with an error, or went away.
+    #[error("the MCP server failed: {0}")]
+    Service(#[from] ServiceError),
+    /// A remote name has no local name.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    /// The registry refused an imported tool.
+    #[error("cannot register remote tool `{remote}`: {source}")]
+    Register {
+        /// The remote name.
+        remote: String,
+        /// Why.
+        source: RegistrationError,
+    },
+}
+
+/// One imported tool: its local and remote names, and whether its schemas are enforced here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RemoteTool {
+    /// The name the registry advertises.
+    pub local_name: String,
+    /// The name on the wire.
+    pub remote_name: String,
+    /// Whether arguments are validated here against the server's `inputSchema` (otherwise
+    /// only as an object, and by the server).
+    pub input_validated: bool,
+    /// Whether `structuredContent` is validated here against the server's `outputSchema`.
+    pub output_validated: bool,
+}
+
+/// A connection to one MCP server, whose tools can be imported into a registry.
+///
+/// ```no_run
+/// use toolprism::Registry;
+/// use toolprism_mcp::{ImportOptions, McpClient};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = Registry::builder().build()?;
+/// let mut command = tokio::process::Command::new("uvx");
+/// command.arg("mcp-server-time");
+/// let client = McpClient::connect_stdio(command, ImportOptions::default().prefix("time_")).await?;
+/// let imported = client.import_into(&registry).await?;
+/// println!("imported {:?}", imported.iter().map(|tool| &tool.local_name).collect::<Vec<_>>());
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct McpClient {
+    shared: Arc<ClientShared>,
+}
+
+struct ClientShared {
+    service: Mutex<Option<RunningService<RoleClient, ClientEvents>>>,
+    peer: Peer<RoleClient>,
+    options: ImportOptions,
+    refresh: Arc<Notify>,
+    imported: Mutex<Vec<RemoteTool>>,
+}
+
+impl std::fmt::Debug for McpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpClient")
+            .field("options", &self.shared.options)
+            .field("imported", &self.imported())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the client hears from the server outside a request.
+struct ClientEvents {
+    refresh: Arc<Notify>,
+}
+
+impl ClientHandler for ClientEvents {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolprism", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.refresh.notify_one();
+    }
+}
+
+impl McpClient {
+    /// Starts `command` and speaks MCP over its stdin and stdout.
+    #[cfg(feature = "child-process")]
+    pub async fn connect_stdio(
+        command: tokio::process::Command,
+        options: ImportOptions,
+    ) -> Result<Self, ClientError> {
+        let transport = rmcp::transport::TokioChildProcess::new(command)
+            .map_err(|error| ClientError::Connect(error.to_string()))?;
+        Self::connect(transport, options).await
+    }
+
+    /// Speaks MCP over streamable HTTP to `url`.
+    #[cfg(feature = "http-client")]
+    pub async fn connect_http(url: &str, options: ImportOptions) -> Result<Self, ClientError> {
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
+        Self::connect(transport, options).await
+    }
+
+    /// Speaks MCP over any rmcp client transport: 2026-07-28 if the server offers it, else
+    /// 2025-11-25.
+    pub async fn connect<T, E, A>(transport: T, options: ImportOptions) -> Result<Self, ClientError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let refresh = Arc::new(Notify::new());
+        let events = ClientEvents {
+            refresh: refresh.clone(),
+        };
+        let lifecycle = ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        };
+        let service = tokio::time::timeout(
+            options.connect_timeout,
+            events.serve_with_lifecycle(transport, lifecycle),
+        )
+        .await
+        .map_err(|_| ClientError::Timeout(options.connect_timeout))?
+        .map_err(|error| ClientError::Connect(error.to_string()))?;
+        let peer = service.peer().clone();
+        Ok(Self {
+            shared: Arc::new(ClientShared {
+                service: Mutex::new(Some(service)),
+                peer,
+                options,
+                refresh,
+                imported: Mutex::new(Vec::new()),
+            }),
+        })
+    }
+
+    /// The tools imported so far.
+    pub fn imported(&self) -> Vec<RemoteTool> {
+        self.shared
+            .imported
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The rmcp peer, for requests this crate does not make (resources, prompts).
+    pub fn peer(&self) -> &Peer<RoleClient> {
+        &self.shared.peer
+    }
+
+    /// Lists the server's tools and registers each in `registry`; then keeps them current:
+    /// when the server says its list changed, the tools are listed and registered again.
+    /// Fails, registering nothing, if a name collides with another remote tool or with a
+    /// tool the registry has.
+    pub async fn import_into(&self, registry: &Registry) -> Result<Vec<RemoteTool>, ClientError> {
+        let imported = sync_tools(&self.shared, registry).await?;
+        let subscription = match self.shared.peer.listen(tools_filter()).await {
+            Ok(subscription) => Some(subscription),
+            // A 2025-11-25 server announces changes with a plain notification instead.
+            Err(_) => None,
+        };
+        tokio::spawn(keep_current(
+            Arc::downgrade(&self.shared),
+            registry.clone(),
+            subscription,
+        ));
+        Ok(imported)
+    }
+
+    /// Closes the connection (and stops a child process). Imported tools stay registered and
+    /// fail with [`SERVER_UNAVAILABLE`].
+    pub async fn close(&self) {
+        let service = self
+            .shared
+            .service
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(service) = service {
+            let _ = service.cancel().await;
+        }
+    }
+}
+
+fn tools_filter() -> SubscriptionFilter {
+    SubscriptionFilter::builder().tools_list_changed().build()
+}
+
+/// Re-imports on every change the server announces, until the client is dropped or closed.
+async fn keep_current(
+    shared: Weak<ClientShared>,
+    registry: Registry,
+    mut subscription: Option<rmcp::service::Subscription>,
+) {
+    loop {
+        let refresh = match shared.upgrade() {
+            Some(shared) => shared.refresh.clone(),
+            None => return,
+        };
+        let changed = async {
+            match subscription.as_mut() {
+                Some(subscription) => loop {
+                    match subscription.next().await {
+                        Ok(Some(ServerNotification::ToolListChangedNotification(_))) => {
+                            return true;
+                        }
+                        Ok(Some(_)) => {}
+                        Ok(None) | Err(_) => return false,
+                    }
+                },
+                None => std::future::pending().await,
+            }
+        };
+        let keep_going = tokio::select! {
+            () = refresh.notified() => true,
+            changed = changed => changed,
+            // Nothing tells this task the connection closed: look now and then.
+            () = tokio::time::sleep(Duration::from_secs(5)) => {
+                match shared.upgrade() {
+                    Some(shared) if !shared.peer.is_transport_closed() => continue,
+                    _ => return,
+                }
+            }
+        };
+        if !keep_going {
+            // The stream ended: the server went away or closed it; plain notifications may
+            // still come.
+            subscription = None;
+        }
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        if keep_going && let Err(error) = sync_tools(&shared, &registry).await {
+            tracing::warn!(%error, "re-importing the MCP server's tools failed");
+        }
+        if shared.peer.is_transport_closed() {
+            return;
+        }
+    }
+}
+
+/// Lists the remote tools and makes the registry's imported tools exactly those.
+async fn sync_tools(
+    shared: &Arc<ClientShared>,
+    registry: &Registry,
+) -> Result<Vec<RemoteTool>, ClientError> {
+    let timeout = shared.options.connect_timeout;
+    let tools = tokio::time::timeout(timeout, shared.peer.list_all_tools())
+        .await
+        .map_err(|_| ClientError::Timeout(timeout))??;
+
+    let previous: HashSet<String> = shared
+        .imported
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .map(|tool| tool.local_name.clone())
+        .collect();
+    let snapshot = registry.snapshot();
+    let mut taken: HashMap<String, String> = HashMap::new();
+    let mut defs = Vec::with_capacity(tools.len());
+    for tool in tools {
+        let local = provider_safe_name(&shared.options.prefix, &tool.name)?;
+        if let Some(other) = taken.get(&local) {
+            return Err(NameError::Collision {
+                remote: tool.name.to_string(),
+                local,
+                taken_by: format!("remote tool `{other}`"),
+            }
+            .into());
+        }
+        if !previous.contains(&local) && snapshot.definition(&local).is_some() {
+            return Err(NameError::Collision {
+                remote: tool.name.to_string(),
+                local,
+                taken_by: "a tool in the registry".to_owned(),
+            }
+            .into());
+        }
+        taken.insert(local.clone(), tool.name.to_string());
+        defs.push(remote_tool_def(
+            local,
+            tool,
+            shared.peer.clone(),
+            shared.options.call_timeout,
+        ));
+    }
+
+    for name in &previous {
+        registry.remove(name);
+    }
+    let mut imported = Vec::with_capacity(defs.len());
+    for (remote, def) in defs {
+        let remote_name = remote.remote_name.clone();
+        registry
+            .register(def)
+            .map_err(|source| ClientError::Register {
+                remote: remote_name,
+                source,
+            })?;
+        imported.push(remote);
+    }
+    *shared
+        .imported
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = imported.clone();
+    Ok(imported)
+}
+
+/// How an imported tool's `structuredContent` becomes its value.
+#[derive(Clone)]
+enum OutputShape {
+    /// Validated against the server's schema, as it is.
+    Typed,
+    /// Validated against the schema inside a FastMCP wrapper; the value is `result`.
+    Wrapped,
+    /// Not validated here: `structuredContent`, else the text.
+    Untyped,
+}
+
+fn remote_tool_def(
+    local: String,
+    tool: Tool,
+    peer: Peer<RoleClient>,
+    timeout: Duration,
+) -> (RemoteTool, ToolDef) {
+    let remote_name = tool.name.to_string();
+    let input = Value::Object(Arc::unwrap_or_clone(tool.input_schema));
+    let input_validated = check_input_schema(&input).is_ok();
+    let declared = tool
+        .output_schema
+        .map(|schema| Value::Object(Arc::unwrap_or_clone(schema)));
+    let (output_schema, shape) = match declared {
+        Some(schema) => match unwrap(&schema) {
+            Some(inner) if check_output_schema(&inner).is_ok() => (inner, OutputShape::Wrapped),
+            None if check_output_schema(&schema).is_ok() => (schema, OutputShape::Typed),
+            _ => (Value::Bool(true), OutputShape::Untyped),
+        },
+        None => (Value::Bool(true), OutputShape::Untyped),
+    };
+    let output_validated = !matches!(shape, OutputShape::Untyped);
+
+    let wire_name = remote_name.clone();
+    let builder = ToolDef::builder(local.clone())
+        .description(
+            tool.description
+                .map(|text| text.into_owned())
+                .unwrap_or_default(),
+        )
+        .input_schema(if input_validated {
+            input.clone()
+        } else {
+            serde_json::json!({"type": "object"})
+        })
+        .output_schema(output_schema)
+        .presented_handler(move |args: Value, _cx: ToolContext| {
+            let peer = peer.clone();
+            let name = wire_name.clone();
+            let shape = shape.clone();
+            async move { call_remote(&peer, name, args, &shape, timeout).await }
+        });
+    let mut def = builder.build();
+    if !input_validated {
+        def = def.with_advertised_input_schema(input);
+    }
+    (
+        RemoteTool {
+            local_name: local,
+            remote_name,
+            input_validated,
+            output_validated,
+        },
+        def,
+    )
+}
+
+async fn call_remote(
+    peer: &Peer<RoleClient>,
+    name: String,
+    args: Value,
+    shape: &OutputShape,
+    timeout: Duration,
+) -> Result<Presented, ToolError> {
+    let Value::Object(arguments) = args else {
+        // The input schema requires an object; nothing else gets this far.
+        return Err(ToolError::new("arguments must be a JSON object"));
+    };
+    let params = CallToolRequestParams::new(name.clone()).with_arguments(arguments);
+    let result = match tokio::time::timeout(timeout, peer.call_tool(params)).await {
+        Ok(Ok(result)) => result,
+        Ok(Err(ServiceError::McpError(error))) => {
+            return Err(ToolError::new(format!(
+                "The MCP server refused the call to `{name}`: {} (JSON-RPC {})",
+                error.message, error.code.0
+            ))
+            .with_code(SERVER_ERROR));
+        }
+        Ok(Err(error)) => {
+            return Err(ToolError::new(format!(
+                "The MCP server behind `{name}` is unavailable: {error}"
+            ))
+            .with_code(SERVER_UNAVAILABLE));
+        }
+        Err(_) => {
+            return Err(ToolError::new(format!(
+                "The MCP server did not answer the call to `{name}` within {timeout:?}; it was cancelled"
+            ))
+            .with_code(SERVER_TIMEOUT));
+        }
+    };
+
+    let content: Vec<ContentBlock> = result.content.into_iter().map(from_mcp).collect();
+    let text = || {
+        content
+            .iter()
+            .filter_map(ContentBlock::as_text)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    if result.is_error == Some(true) {
+        let code = result
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.0.get(ERROR_META_KEY))
+            .and_then(|error| error.get("code"))
+            .and_then(Value::as_str)
+            .map_or_else(|| REMOTE_TOOL_ERROR.to_owned(), str::to_owned);
+        return Err(ToolError::new(text()).with_code(code));
+    }
+    let missing = |what: &str| {
+        ToolError::new(format!(
+            "Tool `{name}` produced an invalid result: the MCP server advertised an output schema but sent {what}"
+        ))
+        .with_code(codes::INVALID_TOOL_OUTPUT)
+        .with_name(FailureKind::InvalidOutput.name())
+    };
+    let value =
+        match (shape, result.structured_content) {
+            (OutputShape::Typed, Some(value)) => value,
+            (OutputShape::Wrapped, Some(Value::Object(mut wrapper))) => wrapper
+                .remove(WRAP_PROPERTY)
+                .ok_or_else(|| missing("no `result` in its wrapped `structuredContent`"))?,
+            (OutputShape::Wrapped, Some(_)) => {
+                return Err(missing(
+                    "a `structuredContent` that is not the wrapper object",
+                ));
+            }
+            (OutputShape::Typed | OutputShape::Wrapped, None) => {
+                return Err(missing("no `structuredContent`"));
+            }
+            (OutputShape::Untyped, Some(value)) => value,
+            (OutputShape::Untyped, None) => Value::String(text()),
+        };
+    Ok(Presented::new(value, content))
+}

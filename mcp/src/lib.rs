@@ -1,0 +1,63 @@
+//! MCP both ways for toolprism, on [rmcp](https://docs.rs/rmcp), the official Rust SDK.
+//!
+//! - [`McpServer`] serves a [`Registry`](toolprism::Registry) to any MCP host, over stdio or
+//!   streamable HTTP, at protocol 2025-11-25 and 2026-07-28. Arguments and values are
+//!   validated by the pipeline; `structuredContent` is the canonical value, `content` its
+//!   rendered, bounded text, `_meta` its card.
+//! - [`McpClient`] imports an MCP server's tools into a registry: each remote tool becomes a
+//!   dynamic [`ToolDef`](toolprism::ToolDef) whose input is validated locally and whose
+//!   `structuredContent` is checked against its `outputSchema`.
+//! - [`OutputResources`] names spilled output by resource URIs a remote client can read;
+//!   with the `object-store` feature, [`ObjectOutputStore`] keeps it in S3, GCS, Azure or
+//!   local storage, shared by every replica.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(any(feature = "child-process", feature = "http-client"))]
+mod client;
+mod content;
+#[cfg(feature = "http-server")]
+mod http;
+mod names;
+#[cfg(feature = "object-store")]
+mod object;
+mod resources;
+pub mod schema;
+mod server;
+
+#[cfg(any(feature = "child-process", feature = "http-client"))]
+pub use client::{
+    ClientError, ImportOptions, McpClient, REMOTE_TOOL_ERROR, RemoteTool, SERVER_ERROR,
+    SERVER_TIMEOUT, SERVER_UNAVAILABLE,
+};
+#[cfg(feature = "http-server")]
+pub use http::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};
+pub use names::{NameError, provider_safe_name};
+#[cfg(feature = "object-store")]
+pub use object::ObjectOutputStore;
+pub use resources::{OUTPUT_URI_PREFIX, OutputResources, output_uri};
+pub use server::{CARD_META_KEY, ERROR_META_KEY, McpServer};
+
+/// Re-exported so hosts name the same rmcp this crate speaks.
+pub use rmcp;
+
+#[cfg(feature = "stdio")]
+impl McpServer {
+    /// Serves over the process's stdin and stdout until the client closes them.
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        use rmcp::ServiceExt as _;
+        let running = self
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|error| ServeError(error.to_string()))?;
+        running
+            .waiting()
+            .await
+            .map(drop)
+            .map_err(|error| ServeError(error.to_string()))
+    }
+}
+
+/// Why serving over a transport ended in error.
+#[derive(Debug, thiserror::Error)]
+#[error("MCP server: {0}")]
+pub struct ServeError(String);

@@ -1,0 +1,456 @@
+//! A [`Registry`] as an MCP server: a `ServerHandler` written over snapshots.
+//!
+//! - `tools/list`: the snapshot's definitions in registration order, schemas as registered,
+//!   built once per registry generation and shared by every connection.
+//! - `tools/call`: one dispatch on the direct surface. Success carries the rendered, bounded
+//!   content, the value as `structuredContent` and the tool's card in `_meta`; failure carries
+//!   `isError`, the message, and `{name, code}` in `_meta`. Invalid arguments are a tool error;
+//!   an unknown tool is JSON-RPC `-32602`.
+//! - `resources/read`: the full text of a bounded result, by the URI its marker names.
+//! - Progress reports become `notifications/progress` when the client sent a token; a client's
+//!   cancellation drops the dispatch.
+//! - A change to the registry is announced: `notifications/tools/list_changed` to sessions of
+//!   2025-11-25, the `subscriptions/listen` stream on 2026-07-28.
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, ResourceTemplate,
+    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, watch};
+use toolprism::context::Progress;
+use toolprism::pipeline::DispatchOptions;
+use toolprism::{ChangeListener, Registry, Surface, ToolCall, ToolOutcome};
+
+use crate::content::to_mcp;
+use crate::resources::{OUTPUT_URI_PREFIX, handle_of, output_uri};
+use crate::schema::{WRAP_PROPERTY, is_object_rooted, wrap};
+
+/// The `_meta` key of a success's card: what a UI shows, from the tool's `presentation_meta`.
+pub const CARD_META_KEY: &str = "toolprism.dev/card";
+/// The `_meta` key of a failure's `{name, code}`.
+pub const ERROR_META_KEY: &str = "toolprism.dev/error";
+
+/// Progress reports buffered for one call before newer ones are dropped (a body that reports
+/// faster than the transport sends cannot grow memory without bound).
+const PROGRESS_BUFFER: usize = 256;
+
+/// Serves a [`Registry`] over MCP. Cloning shares it: every connection, session or stateless
+/// HTTP request gets a clone, and the tool lists are built once per change of the registry.
+///
+/// ```no_run
+/// use toolprism::prelude::*;
+/// use toolprism_mcp::McpServer;
+///
+/// /// Adds two numbers.
+/// #[tool]
+/// fn add(a: f64, b: f64) -> f64 { a + b }
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let registry = Registry::builder().tool(Add).build()?;
+/// McpServer::new(registry).serve_stdio().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct McpServer {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    registry: Registry,
+    implementation: Implementation,
+    instructions: Option<String>,
+    lists: Mutex<Option<Arc<ToolLists>>>,
+    changes: watch::Receiver<u64>,
+    _listener: ChangeListener,
+}
+
+/// The advertised tools of one registry generation, for each protocol generation.
+struct ToolLists {
+    generation: u64,
+    /// 2026-07-28: schemas as registered.
+    current: Vec<Tool>,
+    /// 2025-11-25: output schemas object-rooted, wrapped where they were not.
+    legacy: Vec<Tool>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("registry", &self.shared.registry)
+            .field("implementation", &self.shared.implementation.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server of this registry, named `toolprism` with this crate's version.
+    pub fn new(registry: Registry) -> Self {
+        Self::build(
+            registry,
+            Implementation::new("toolprism", env!("CARGO_PKG_VERSION")),
+            None,
+        )
+    }
+
+    /// The same server, under this name and version.
+    #[must_use]
+    pub fn with_implementation(self, name: &str, version: &str) -> Self {
+        let shared = &self.shared;
+        Self::build(
+            shared.registry.clone(),
+            Implementation::new(name, version),
+            shared.instructions.clone(),
+        )
+    }
+
+    /// The same server, with instructions for the model sent at initialization.
+    #[must_use]
+    pub fn with_instructions(self, instructions: impl Into<String>) -> Self {
+        let shared = &self.shared;
+        Self::build(
+            shared.registry.clone(),
+            shared.implementation.clone(),
+            Some(instructions.into()),
+        )
+    }
+
+    fn build(
+        registry: Registry,
+        implementation: Implementation,
+        instructions: Option<String>,
+    ) -> Self {
+        let (sender, changes) = watch::channel(registry.snapshot().generation());
+        // Called on whichever thread changed the registry: `send_replace` needs no runtime.
+        let listener = registry.on_change(move |generation| {
+            sender.send_replace(generation);
+        });
+        Self {
+            shared: Arc::new(Shared {
+                registry,
+                implementation,
+                instructions,
+                lists: Mutex::new(None),
+                changes,
+                _listener: listener,
+            }),
+        }
+    }
+
+    /// The registry served.
+    pub fn registry(&self) -> &Registry {
+        &self.shared.registry
+    }
+
+    /// The tool lists of the registry's current generation, built on first use.
+    fn lists(&self) -> Arc<ToolLists> {
+        let snapshot = self.shared.registry.snapshot();
+        let mut cached = self
+            .shared
+            .lists
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(lists) = cached.as_ref()
+            && lists.generation == snapshot.generation()
+        {
+            return lists.clone();
+        }
+        let mut current = Vec::with_capacity(snapshot.definitions().len());
+        let mut legacy = Vec::with_capacity(snapshot.definitions().len());
+        for definition in snapshot.definitions() {
+            let input = Arc::new(as_object(definition.input_schema()));
+            let output = definition.output_schema();
+            let tool = Tool::new_with_raw(
+                definition.name().to_owned(),
+                Some(Cow::Owned(definition.description().to_owned())),
+                input,
+            );
+            let legacy_output = if is_object_rooted(output) {
+                as_object(output)
+            } else {
+                wrap(output)
+            };
+            legacy.push(tool.clone().with_raw_output_schema(Arc::new(legacy_output)));
+            current.push(tool.with_raw_output_schema(Arc::new(as_object(output))));
+        }
+        let lists = Arc::new(ToolLists {
+            generation: snapshot.generation(),
+            current,
+            legacy,
+        });
+        *cached = Some(lists.clone());
+        lists
+    }
+
+    async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let snapshot = self.shared.registry.snapshot();
+        let Some(definition) = snapshot.definition(&request.name) else {
+            return Err(ErrorData::invalid_params(
+                format!("Unknown tool: {}", toolprism_name_for_error(&request.name)),
+                None,
+            ));
+        };
+        let wrapped = !is_current(&context) && !is_object_rooted(definition.output_schema());
+        let args = Value::Object(request.arguments.unwrap_or_default());
+        let call = ToolCall::new(context.id.to_string(), request.name.into_owned(), args);
+
+        let mut options = DispatchOptions::default();
+        let mut forwarder = None;
+        if let Some(token) = context.meta.get_progress_token() {
+            let (sender, mut reports) = mpsc::channel::<Progress>(PROGRESS_BUFFER);
+            options = options.progress(move |progress: &Progress| {
+                if sender.try_send(progress.clone()).is_err() {
+                    tracing::debug!(
+                        "progress report dropped: the client reads slower than the tool reports"
+                    );
+                }
+            });
+            let peer = context.peer.clone();
+            forwarder = Some(tokio::spawn(async move {
+                while let Some(progress) = reports.recv().await {
+                    let mut param = ProgressNotificationParam::new(token.clone(), progress.done);
+                    param.total = progress.total;
+                    param.message = progress.message;
+                    if peer.notify_progress(param).await.is_err() {
+                        break;
+                    }
+                }
+            }));
+        }
+
+        let dispatch = snapshot.dispatch_with(call, Surface::Direct, options);
+        let outcome = tokio::select! {
+            outcome = dispatch => outcome,
+            () = context.ct.cancelled() => {
+                // Dropping the dispatch drops the body where it stands.
+                return Err(ErrorData::internal_error("the call was cancelled by the client", None));
+            }
+        };
+        if let Some(forwarder) = forwarder {
+            // Every report reaches the client before the result does.
+            let _ = forwarder.await;
+        }
+        Ok(CallToolResponse::Complete(to_result(&outcome, wrapped)))
+    }
+}
+
+/// An unknown name goes back to the client bounded and printable.
+fn toolprism_name_for_error(name: &str) -> String {
+    let shown: String = name
+        .chars()
+        .take(128)
+        .map(|ch| if ch.is_control() { '?' } else { ch })
+        .collect();
+    format!("`{shown}`")
+}
+
+/// Whether the request is of 2026-07-28 or later.
+fn is_current(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+fn as_object(schema: &Value) -> JsonObject {
+    match schema {
+        Value::Object(object) => object.clone(),
+        // `true` (anything) is `{}`; `false` (nothing) is `{"not": {}}`.
+        Value::Bool(true) => Map::new(),
+        _ => Map::from_iter([("not".to_owned(), json!({}))]),
+    }
+}
+
+/// An outcome as an MCP tool result.
+pub(crate) fn to_result(outcome: &ToolOutcome, wrapped: bool) -> CallToolResult {
+    let mut content: Vec<_> = outcome.content().iter().map(to_mcp).collect();
+    content.extend(
+        outcome
+            .additional_contexts()
+            .iter()
+            .map(|context| rmcp::model::ContentBlock::text(context.text.clone())),
+    );
+    match outcome.value() {
+        Some(value) => {
+            let value = value.as_value().clone();
+            let structured = if wrapped {
+                json!({ WRAP_PROPERTY: value })
+            } else {
+                value
+            };
+            let mut result = CallToolResult::structured(structured);
+            result.content = content;
+            if let Some(card) = outcome.meta() {
+                result.meta = Some(MetaObject(Map::from_iter([(
+                    CARD_META_KEY.to_owned(),
+                    card.clone(),
+                )])));
+            }
+            result
+        }
+        None => {
+            let mut result = CallToolResult::error(content);
+            if let Some(info) = outcome.error().and_then(|error| error.info.as_ref()) {
+                result.meta = Some(MetaObject(Map::from_iter([(
+                    ERROR_META_KEY.to_owned(),
+                    json!({"name": info.name, "code": info.code}),
+                )])));
+            }
+            result
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .build();
+        let mut config = ServerConfig::new(capabilities);
+        config.server_info = self.shared.implementation.clone();
+        config.instructions.clone_from(&self.shared.instructions);
+        config
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(&[ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25])
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let lists = self.lists();
+        let tools = if is_current(&context) {
+            lists.current.clone()
+        } else {
+            lists.legacy.clone()
+        };
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.call(request, context).await
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        // Retained outputs belong to the calls that made them: they are read by the URI a
+        // result names, never listed to whoever asks.
+        Ok(ListResourcesResult::default())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let template =
+            ResourceTemplate::new(format!("{OUTPUT_URI_PREFIX}{{handle}}"), "tool-output")
+                .with_description(
+                    "The full text of a tool result that was too long to show in full.",
+                )
+                .with_mime_type("text/plain");
+        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let not_found = || {
+            ErrorData::resource_not_found(
+                format!(
+                    "no retained output at {}",
+                    toolprism_name_for_error(&request.uri)
+                ),
+                None,
+            )
+        };
+        let Some(handle) = handle_of(&request.uri) else {
+            return Err(not_found());
+        };
+        match self.shared.registry.snapshot().read_retained(handle).await {
+            Ok(Some(text)) => Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
+                vec![ResourceContents::text(text, output_uri(handle))],
+            ))),
+            Ok(None) => Err(not_found()),
+            Err(error) => Err(ErrorData::internal_error(error.to_string(), None)),
+        }
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = Some(true);
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed != Some(true) {
+            context.cancelled().await;
+            return Ok(());
+        }
+        let mut changes = self.shared.changes.clone();
+        changes.mark_unchanged();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                changed = changes.changed() => {
+                    if changed.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A session of 2025-11-25: told of every change until it closes.
+        let mut changes = self.shared.changes.clone();
+        changes.mark_unchanged();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    changed = changes.changed() => {
+                        if changed.is_err() || peer.notify_tool_list_changed().await.is_err() {
+                            return;
+                        }
+                    }
+                    // The peer has no "closed" future: look once a second.
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {
+                        if peer.is_transport_closed() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
