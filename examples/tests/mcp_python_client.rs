@@ -1,0 +1,96 @@
+//! The `mcp_server` example driven by the official Python SDK's `ClientSession` over stdio, at
+//! both protocol generations. `scripts/mcp-peer` installs the pinned SDK on first use.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+fn drive(generation: &str, workspace: &Path, output: &Path) -> Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let run = Command::new(root.join("scripts/mcp-peer"))
+        .arg("drive_server.py")
+        .arg(generation)
+        .arg(env!("CARGO_BIN_EXE_mcp_server"))
+        .args(["--demo", "--max-lines", "20", "--root"])
+        .arg(workspace)
+        .arg("--output-dir")
+        .arg(output)
+        .output()
+        .expect("scripts/mcp-peer runs");
+    assert!(
+        run.status.success(),
+        "the Python client failed:\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let stdout = String::from_utf8(run.stdout).unwrap();
+    serde_json::from_str(stdout.lines().last().unwrap_or_default()).expect("one JSON report")
+}
+
+#[test]
+fn the_python_sdk_lists_calls_validates_reads_back_and_hears_progress() {
+    let workspace = tempfile::tempdir().unwrap();
+    let output = tempfile::tempdir().unwrap();
+    std::fs::write(workspace.path().join("small.txt"), "alpha\nbeta\n").unwrap();
+    let big: String = (1..=500).map(|n| format!("row {n}\n")).collect();
+    std::fs::write(workspace.path().join("big.txt"), &big).unwrap();
+
+    for generation in ["legacy", "current"] {
+        let report = drive(generation, workspace.path(), output.path());
+        let tools = report["tools"].as_array().unwrap();
+        assert_eq!(tools.first(), Some(&json!("read")), "{generation}");
+        assert_eq!(tools.last(), Some(&json!("count_to")));
+
+        // The SDK checked `structuredContent` against `outputSchema` before returning it.
+        let read = &report["read"];
+        assert_eq!(read["is_error"], false);
+        let lines = json!([{"number": 1, "text": "alpha"}, {"number": 2, "text": "beta"}]);
+        let value = match generation {
+            "legacy" => &read["structured"]["result"],
+            _ => &read["structured"],
+        };
+        assert_eq!(value["lines"], lines, "{generation}");
+        assert!(read["text"][0].as_str().unwrap().contains("1: alpha"));
+        assert_eq!(read["meta"]["toolprism.dev/card"]["card"], "read");
+
+        let invalid = &report["invalid"];
+        assert_eq!(invalid["is_error"], true);
+        assert_eq!(invalid["structured"], Value::Null);
+        assert_eq!(
+            invalid["meta"]["toolprism.dev/error"]["code"],
+            "INVALID_TOOL_INPUT"
+        );
+        assert!(invalid["text"][0].as_str().unwrap().contains("/path"));
+
+        assert_eq!(report["unknown"]["code"], -32602);
+
+        let counted = &report["count_to"];
+        let expected = match generation {
+            "legacy" => json!({"result": 4}),
+            _ => json!(4),
+        };
+        assert_eq!(counted["structured"], expected);
+        let steps: Vec<f64> = counted["progress"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|step| step[0].as_f64().unwrap())
+            .collect();
+        assert_eq!(steps, [1.0, 2.0, 3.0, 4.0]);
+
+        // What the model was shown is bounded; the whole is read back through resources.
+        let spilled = &report["spilled"];
+        assert!(
+            spilled["uri"]
+                .as_str()
+                .unwrap()
+                .starts_with("toolprism://output/")
+        );
+        assert!(spilled["shown_bytes"].as_u64().unwrap() < 2_000);
+        let full = spilled["read"][0].as_str().unwrap();
+        assert!(
+            full.contains("1: row 1\n") && full.contains("500: row 500\n"),
+            "{generation}"
+        );
+    }
+}

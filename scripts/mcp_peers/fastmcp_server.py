@@ -1,0 +1,61 @@
+"""A FastMCP server over stdio, with a tool of each shape toolprism's client must import.
+
+- weather: a typed (pydantic) value, object-rooted outputSchema;
+- double: an int, advertised wrapped with `x-fastmcp-wrap-result`;
+- odd: an outputSchema beyond toolprism's validated subset (a look-ahead pattern);
+- fail: raises ToolError, so the result has isError;
+- unlock: adds the tool `bonus` and tells the client the list changed.
+"""
+
+import mcp_types
+from fastmcp import Context, FastMCP
+from fastmcp.exceptions import ToolError
+from pydantic import BaseModel
+
+server = FastMCP("fastmcp-peer")
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: int
+
+
+@server.tool
+def weather(city: str) -> Weather:
+    """The weather in a city."""
+    return Weather(city=city, celsius=len(city))
+
+
+@server.tool
+def double(n: int) -> int:
+    """Twice n."""
+    return n * 2
+
+
+@server.tool(output_schema={"type": "object", "properties": {"s": {"type": "string", "pattern": "^(?=x)"}}})
+def odd() -> dict:
+    """A schema with a look-ahead."""
+    return {"s": "xyz"}
+
+
+@server.tool
+def fail() -> str:
+    """Always fails."""
+    raise ToolError("quota exceeded")
+
+
+def bonus() -> str:
+    """Registered late."""
+    return "bonus!"
+
+
+@server.tool
+async def unlock(ctx: Context) -> str:
+    """Adds the tool `bonus`."""
+    server.add_tool(bonus)
+    await ctx.send_notification(mcp_types.ToolListChangedNotification())
+    return "unlocked"
+
+
+if __name__ == "__main__":
+    server.run(show_banner=False)
