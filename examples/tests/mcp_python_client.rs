@@ -1,6 +1,7 @@
 //! The `mcp_server` example driven by the official Python SDK's `ClientSession` over stdio, at
 //! both protocol generations. `scripts/mcp-peer` installs the pinned SDK on first use.
 
+use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -32,7 +33,10 @@ fn the_python_sdk_lists_calls_validates_reads_back_and_hears_progress() {
     let workspace = tempfile::tempdir().unwrap();
     let output = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("small.txt"), "alpha\nbeta\n").unwrap();
-    let big: String = (1..=500).map(|n| format!("row {n}\n")).collect();
+    let big = (1..=500).fold(String::new(), |mut text, n| {
+        let _ = writeln!(text, "row {n}");
+        text
+    });
     std::fs::write(workspace.path().join("big.txt"), &big).unwrap();
 
     for generation in ["legacy", "current"] {

@@ -258,11 +258,8 @@ impl McpClient {
     /// tool the registry has.
     pub async fn import_into(&self, registry: &Registry) -> Result<Vec<RemoteTool>, ClientError> {
         let imported = sync_tools(&self.shared, registry).await?;
-        let subscription = match self.shared.peer.listen(tools_filter()).await {
-            Ok(subscription) => Some(subscription),
-            // A 2025-11-25 server announces changes with a plain notification instead.
-            Err(_) => None,
-        };
+        // A 2025-11-25 server has no stream: it announces changes with a plain notification.
+        let subscription = self.shared.peer.listen(tools_filter()).await.ok();
         tokio::spawn(keep_current(
             Arc::downgrade(&self.shared),
             registry.clone(),
@@ -404,10 +401,11 @@ async fn sync_tools(
             })?;
         imported.push(remote);
     }
-    *shared
+    shared
         .imported
         .lock()
-        .unwrap_or_else(PoisonError::into_inner) = imported.clone();
+        .unwrap_or_else(PoisonError::into_inner)
+        .clone_from(&imported);
     Ok(imported)
 }
 
@@ -448,7 +446,7 @@ fn remote_tool_def(
     let builder = ToolDef::builder(local.clone())
         .description(
             tool.description
-                .map(|text| text.into_owned())
+                .map(std::borrow::Cow::into_owned)
                 .unwrap_or_default(),
         )
         .input_schema(if input_validated {
@@ -540,7 +538,7 @@ async fn call_remote(
     };
     let value =
         match (shape, result.structured_content) {
-            (OutputShape::Typed, Some(value)) => value,
+            (OutputShape::Typed | OutputShape::Untyped, Some(value)) => value,
             (OutputShape::Wrapped, Some(Value::Object(mut wrapper))) => wrapper
                 .remove(WRAP_PROPERTY)
                 .ok_or_else(|| missing("no `result` in its wrapped `structuredContent`"))?,
@@ -552,7 +550,6 @@ async fn call_remote(
             (OutputShape::Typed | OutputShape::Wrapped, None) => {
                 return Err(missing("no `structuredContent`"));
             }
-            (OutputShape::Untyped, Some(value)) => value,
             (OutputShape::Untyped, None) => Value::String(text()),
         };
     Ok(Presented::new(value, content))

@@ -5,6 +5,8 @@
 //! on the wire under its own. The mapping is deterministic (the same remote name gives the
 //! same local name in every process), so prompts that name a tool stay valid across restarts.
 
+use std::fmt::Write as _;
+
 use toolprism::tool::{MAX_TOOL_NAME_LEN, is_valid_tool_name};
 
 /// Why a remote name has no local name.
@@ -64,7 +66,7 @@ pub fn provider_safe_name(prefix: &str, name: &str) -> Result<String, NameError>
     if safe.len() > MAX_TOOL_NAME_LEN {
         // Only ASCII is left, so any byte index is a character boundary.
         safe.truncate(MAX_TOOL_NAME_LEN - 9);
-        safe.push_str(&format!("_{:08x}", fnv1a(full.as_bytes())));
+        let _ = write!(safe, "_{:08x}", fnv1a(full.as_bytes()));
     }
     Ok(safe)
 }

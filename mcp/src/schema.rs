@@ -87,7 +87,7 @@ fn moved_ref(reference: &str) -> Option<String> {
 }
 
 /// The tool's own schema inside a wrapper marked `x-fastmcp-wrap-result`, with the hoisted
-/// definitions put back and references pointed at them again: what an importing client
+/// definitions, `$schema` and `$id` put back and references pointed at them again: what an importing client
 /// validates the unwrapped value against. `None` when `schema` is no such wrapper.
 pub(crate) fn unwrap(schema: &Value) -> Option<Value> {
     let object = schema.as_object()?;
@@ -105,6 +105,12 @@ pub(crate) fn unwrap(schema: &Value) -> Option<Value> {
             let mut defs = defs.clone();
             unrewrite_refs(&mut defs);
             inner.insert(key.into(), defs);
+        }
+    }
+    // The draft the wrapper declares is the draft of what it wraps.
+    for key in ["$schema", "$id"] {
+        if let Some(value) = object.get(key) {
+            inner.insert(key.into(), value.clone());
         }
     }
     Some(Value::Object(inner))

@@ -282,35 +282,31 @@ pub(crate) fn to_result(outcome: &ToolOutcome, wrapped: bool) -> CallToolResult 
             .iter()
             .map(|context| rmcp::model::ContentBlock::text(context.text.clone())),
     );
-    match outcome.value() {
-        Some(value) => {
-            let value = value.as_value().clone();
-            let structured = if wrapped {
-                json!({ WRAP_PROPERTY: value })
-            } else {
-                value
-            };
-            let mut result = CallToolResult::structured(structured);
-            result.content = content;
-            if let Some(card) = outcome.meta() {
-                result.meta = Some(MetaObject(Map::from_iter([(
-                    CARD_META_KEY.to_owned(),
-                    card.clone(),
-                )])));
-            }
-            result
+    if let Some(value) = outcome.value() {
+        let value = value.as_value().clone();
+        let structured = if wrapped {
+            json!({ WRAP_PROPERTY: value })
+        } else {
+            value
+        };
+        let mut result = CallToolResult::structured(structured);
+        result.content = content;
+        if let Some(card) = outcome.meta() {
+            result.meta = Some(MetaObject(Map::from_iter([(
+                CARD_META_KEY.to_owned(),
+                card.clone(),
+            )])));
         }
-        None => {
-            let mut result = CallToolResult::error(content);
-            if let Some(info) = outcome.error().and_then(|error| error.info.as_ref()) {
-                result.meta = Some(MetaObject(Map::from_iter([(
-                    ERROR_META_KEY.to_owned(),
-                    json!({"name": info.name, "code": info.code}),
-                )])));
-            }
-            result
-        }
+        return result;
     }
+    let mut result = CallToolResult::error(content);
+    if let Some(info) = outcome.error().and_then(|error| error.info.as_ref()) {
+        result.meta = Some(MetaObject(Map::from_iter([(
+            ERROR_META_KEY.to_owned(),
+            json!({"name": info.name, "code": info.code}),
+        )])));
+    }
+    result
 }
 
 impl ServerHandler for McpServer {
@@ -421,8 +417,8 @@ impl ServerHandler for McpServer {
         loop {
             tokio::select! {
                 () = context.cancelled() => return Ok(()),
-                changed = changes.changed() => {
-                    if changed.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
+                seen = changes.changed() => {
+                    if seen.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
                         return Ok(());
                     }
                 }
@@ -438,8 +434,8 @@ impl ServerHandler for McpServer {
         tokio::spawn(async move {
             loop {
                 tokio::select! {
-                    changed = changes.changed() => {
-                        if changed.is_err() || peer.notify_tool_list_changed().await.is_err() {
+                    seen = changes.changed() => {
+                        if seen.is_err() || peer.notify_tool_list_changed().await.is_err() {
                             return;
                         }
                     }

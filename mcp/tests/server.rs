@@ -167,13 +167,7 @@ async fn spilled_output_is_read_back_through_resources() {
             .unwrap();
         let text = &result.content[0].as_text().unwrap().text;
         assert!(text.len() < full.len());
-        let start = text
-            .find("toolprism://output/")
-            .expect("the marker names a resource");
-        let uri: String = text[start..]
-            .chars()
-            .take_while(|ch| !ch.is_whitespace() && *ch != ';')
-            .collect();
+        let uri = common::marker_uri(text);
         // The value itself is never bounded.
         let value = match generation {
             Generation::Current => json!(full),

@@ -75,7 +75,7 @@ impl fmt::Debug for ChangeListener {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ChangeListener")
             .field("id", &self.id)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 

@@ -199,6 +199,17 @@ pub async fn hear<T>(
     .expect("the notification arrived within 10 s")
 }
 
+/// The resource URI a bounding marker names.
+pub fn marker_uri(text: &str) -> String {
+    let start = text
+        .find("toolprism://output/")
+        .expect("the marker names a resource");
+    text[start..]
+        .chars()
+        .take_while(|ch| !ch.is_whitespace() && *ch != ';')
+        .collect()
+}
+
 /// A temporary directory for retained output.
 pub fn temp_dir() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temporary directory")

@@ -188,9 +188,8 @@ fn normalize(
     .and_then(|projected| projected)
     .map_err(|problem| output_error(tool, &problem))?;
     let content = match (presented, projected.content) {
-        (Some(content), _) => content,
+        (Some(content), _) | (None, Some(Ok(content))) => content,
         (None, None) => default_render(&value),
-        (None, Some(Ok(content))) => content,
         (None, Some(Err(problem))) => return Err(output_error(tool, &problem)),
     };
     let meta = match projected.meta {
