@@ -8,8 +8,26 @@
 //!   dynamic [`ToolDef`](toolprism::ToolDef) whose input is validated locally and whose
 //!   `structuredContent` is checked against its `outputSchema`.
 //! - [`OutputResources`] names spilled output by resource URIs a remote client can read;
-//!   with the `object-store` feature, [`ObjectOutputStore`] keeps it in S3, GCS, Azure or
+//!   with the `object-store` feature, `ObjectOutputStore` keeps it in S3, GCS, Azure or
 //!   local storage, shared by every replica.
+//!
+//! ```no_run
+//! use toolprism::Registry;
+//! use toolprism_mcp::{ImportOptions, McpClient, McpServer};
+//!
+//! # async fn run(registry: Registry) -> Result<(), Box<dyn std::error::Error>> {
+//! // Import: each remote tool becomes a dynamic tool of `registry`.
+//! let client = McpClient::connect_http(
+//!     "http://127.0.0.1:8765/mcp",
+//!     ImportOptions::default().prefix("gh_"),
+//! )
+//! .await?;
+//! client.import_into(&registry).await?;
+//!
+//! // Serve: over stdio (or `serve_http`, loopback by default).
+//! McpServer::new(registry).serve_stdio().await?;
+//! # Ok(()) }
+//! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(any(feature = "child-process", feature = "http-client"))]

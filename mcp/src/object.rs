@@ -17,7 +17,7 @@ use toolprism::bound::{
 ///
 /// For S3 (feature `object-store-aws`), the usual environment configures it:
 ///
-/// ```ignore
+/// ```text
 /// // AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION (and AWS_ENDPOINT for MinIO)
 /// let s3 = object_store::aws::AmazonS3Builder::from_env()
 ///     .with_bucket_name("my-tool-output")
