@@ -54,6 +54,9 @@ pub struct ImportOptions {
     pub call_timeout: Duration,
     /// How long connecting and listing may take. Default: 30 s.
     pub connect_timeout: Duration,
+    /// Speak only this protocol version (`2025-11-25` with `initialize`, `2026-07-28`
+    /// without). Default: `None`, 2026-07-28 if the server offers it, else 2025-11-25.
+    pub protocol_version: Option<ProtocolVersion>,
 }
 
 impl Default for ImportOptions {
@@ -62,6 +65,7 @@ impl Default for ImportOptions {
             prefix: String::new(),
             call_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(30),
+            protocol_version: None,
         }
     }
 }
@@ -78,6 +82,13 @@ impl ImportOptions {
     #[must_use]
     pub fn call_timeout(mut self, timeout: Duration) -> Self {
         self.call_timeout = timeout;
+        self
+    }
+
+    /// The same options, speaking only this protocol version.
+    #[must_use]
+    pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
+        self.protocol_version = Some(version);
         self
     }
 
@@ -215,9 +226,15 @@ impl McpClient {
         let events = ClientEvents {
             refresh: refresh.clone(),
         };
-        let lifecycle = ClientLifecycleMode::Auto {
-            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        let lifecycle = match &options.protocol_version {
+            None => ClientLifecycleMode::Auto {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                legacy_version: Some(ProtocolVersion::V_2025_11_25),
+            },
+            Some(version) if version.has_initialize() => ClientLifecycleMode::Initialize,
+            Some(version) => ClientLifecycleMode::Discover {
+                preferred_versions: vec![version.clone()],
+            },
         };
         let service = tokio::time::timeout(
             options.connect_timeout,
