@@ -86,13 +86,14 @@ fn describe(is_error: bool, value: Option<&Value>, text: &str) -> String {
     }
 }
 
-async fn rmcp_results(calls: &[(&str, Value)]) -> (Vec<String>, Vec<(String, bool)>) {
+/// What an MCP client (rmcp's) sees of `server`'s tools.
+async fn mcp_results(
+    server: impl ServerHandler,
+    calls: &[(&str, Value)],
+) -> (Vec<String>, Vec<(String, bool)>) {
     let (server_io, client_io) = tokio::io::duplex(1 << 16);
     let server = tokio::spawn(async move {
-        let tools = RmcpTools {
-            tool_router: RmcpTools::tool_router(),
-        };
-        tools.serve(server_io).await?.waiting().await?;
+        server.serve(server_io).await?.waiting().await?;
         Ok::<_, Box<dyn std::error::Error + Send + Sync>>(())
     });
     let client = ().serve(client_io).await.expect("client connects");
@@ -253,12 +254,25 @@ async fn main() {
         "a value that breaks its own output schema",
     ];
     let (ours, our_schemas) = toolprism_results(&calls).await;
-    let (theirs, their_schemas) = rmcp_results(&calls).await;
+    let rmcp_tools = RmcpTools {
+        tool_router: RmcpTools::tool_router(),
+    };
+    let (theirs, their_schemas) = mcp_results(rmcp_tools, &calls).await;
+    let served = toolprism_mcp::McpServer::new(toolprism_registry());
+    let (ours_served, served_schemas) = mcp_results(served, &calls).await;
     let rig = rig_results(&calls).await;
-    println!("| call | toolprism (this repository) | rmcp 3.11.0 | rig-core 0.44.0 |");
-    println!("|---|---|---|---|");
-    for (((label, ours), theirs), rig) in labels.iter().zip(&ours).zip(&theirs).zip(&rig) {
-        println!("| {label} | {ours} | {theirs} | {rig} |");
+    println!(
+        "| call | toolprism (this repository) | toolprism-mcp, as an MCP client sees it | rmcp 3.11.0, as an MCP client sees it | rig-core 0.44.0 |"
+    );
+    println!("|---|---|---|---|---|");
+    for ((((label, ours), served), theirs), rig) in labels
+        .iter()
+        .zip(&ours)
+        .zip(&ours_served)
+        .zip(&theirs)
+        .zip(&rig)
+    {
+        println!("| {label} | {ours} | {served} | {theirs} | {rig} |");
     }
     let schema_of = |schemas: &[(String, bool)], name: &str| {
         schemas
@@ -267,8 +281,9 @@ async fn main() {
             .is_some_and(|(_, has)| *has)
     };
     println!(
-        "| output schema advertised for a tool returning a plain integer | {} | {} | {} |",
+        "| output schema advertised for a tool returning a plain integer | {} | {} | {} | {} |",
         schema_of(&our_schemas, "add_plain"),
+        schema_of(&served_schemas, "add_plain"),
         schema_of(&their_schemas, "add_plain"),
         "no such field",
     );

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use toolprism::Snapshot;
 use toolprism::lower::{Provider, ToolOptions, lower_content, lower_tools};
 use toolprism::prelude::*;
+use toolprism::present::ResourceContents;
 use toolprism::tool::AdvertisedTool;
 
 // ---------------------------------------------------------------- tricky types
@@ -212,6 +213,26 @@ fn contents() -> Vec<(&'static str, Vec<ContentBlock>, bool)> {
         (
             "mixed",
             vec![ContentBlock::text("Here:"), png, resource],
+            false,
+        ),
+        (
+            "audio_and_embedded",
+            vec![
+                ContentBlock::Audio {
+                    data: "UklGRg==".into(),
+                    mime_type: "audio/wav".into(),
+                },
+                ContentBlock::EmbeddedResource {
+                    uri: "file:///workspace/notes.txt".into(),
+                    mime_type: Some("text/plain".into()),
+                    contents: ResourceContents::Text("first note".into()),
+                },
+                ContentBlock::EmbeddedResource {
+                    uri: "file:///workspace/logo.bin".into(),
+                    mime_type: None,
+                    contents: ResourceContents::Blob("AAEC".into()),
+                },
+            ],
             false,
         ),
         (

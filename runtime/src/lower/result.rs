@@ -40,7 +40,9 @@ pub fn lower_outcome(
 ///   image.
 ///
 /// Resource references become a line of text (`[resource: name <uri>]`): each provider
-/// resolves its own URIs, not the host's. Image types a provider does not take become a line
+/// resolves its own URIs, not the host's. An embedded resource becomes that line followed by
+/// its text (or, for bytes, a line naming their type and size); audio becomes a line naming
+/// its type and size. Image types a provider does not take become a line
 /// of text too, never a silent drop.
 pub fn lower_content(
     provider: Provider,
