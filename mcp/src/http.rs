@@ -63,8 +63,8 @@ impl RunningHttp {
 
 impl McpServer {
     /// The streamable HTTP endpoint as a tower service, to mount in an axum router (or any
-    /// tower stack) of the host's own. Each request or session gets a clone of this server:
-    /// an `Arc` clone, no per-request router.
+    /// tower stack) of the host's own. Each request or session gets this server's tools and
+    /// lists by `Arc` clones (no per-request router) and state of its own.
     ///
     /// `Host` headers are checked against loopback names (rmcp's default, against DNS
     /// rebinding); a public deployment sets its own with `configure`.
@@ -78,7 +78,7 @@ impl McpServer {
             .with_json_response(mode == HttpMode::Stateless);
         let server = self.clone();
         StreamableHttpService::new(
-            move || Ok(server.clone()),
+            move || Ok(server.for_session()),
             Arc::new(LocalSessionManager::default()),
             configure(config),
         )

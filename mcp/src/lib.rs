@@ -30,7 +30,6 @@
 //! ```
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(any(feature = "child-process", feature = "http-client"))]
 mod client;
 mod content;
 #[cfg(feature = "http-server")]
@@ -42,7 +41,6 @@ mod resources;
 pub mod schema;
 mod server;
 
-#[cfg(any(feature = "child-process", feature = "http-client"))]
 pub use client::{
     ClientError, ImportOptions, McpClient, REMOTE_TOOL_ERROR, RemoteTool, SERVER_ERROR,
     SERVER_TIMEOUT, SERVER_UNAVAILABLE,
@@ -53,7 +51,7 @@ pub use names::{NameError, provider_safe_name};
 #[cfg(feature = "object-store")]
 pub use object::ObjectOutputStore;
 pub use resources::{OUTPUT_URI_PREFIX, OutputResources, output_uri};
-pub use server::{CARD_META_KEY, ERROR_META_KEY, McpServer};
+pub use server::{CARD_META_KEY, ERROR_META_KEY, McpPeer, McpServer};
 
 /// Re-exported so hosts name the same rmcp this crate speaks.
 pub use rmcp;

@@ -21,14 +21,33 @@ pub(crate) fn is_object_rooted(schema: &Value) -> bool {
     schema.get("type").and_then(Value::as_str) == Some("object")
 }
 
-/// The object-rooted wrapper of a schema that is not.
-pub(crate) fn wrap(schema: &Value) -> Map<String, Value> {
-    let mut inner = match schema {
+/// A schema as 2025-11-25's wire schema takes it: each subschema directly under `properties`
+/// an object (`true` is `{}`, `false` is `{"not": {}}`: the same constraints). Non-object
+/// roots are turned into objects the same way.
+pub(crate) fn legacy_form(schema: &Value) -> Map<String, Value> {
+    let mut object = as_object(schema);
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        for subschema in properties.values_mut() {
+            if let Value::Bool(_) = subschema {
+                *subschema = Value::Object(as_object(subschema));
+            }
+        }
+    }
+    object
+}
+
+/// A schema as an object: `true` (anything) is `{}`, `false` (nothing) `{"not": {}}`.
+pub(crate) fn as_object(schema: &Value) -> Map<String, Value> {
+    match schema {
         Value::Object(object) => object.clone(),
-        // `true` takes anything; `false` takes nothing.
         Value::Bool(true) => Map::new(),
         _ => Map::from_iter([("not".to_owned(), json!({}))]),
-    };
+    }
+}
+
+/// The object-rooted wrapper of a schema that is not.
+pub(crate) fn wrap(schema: &Value) -> Map<String, Value> {
+    let mut inner = as_object(schema);
     let mut wrapper = Map::new();
     wrapper.insert("type".into(), json!("object"));
     for key in ["$schema", "$id"] {
@@ -167,6 +186,29 @@ mod tests {
         assert!(validator.is_valid(&json!({"result": [{"next": [{}]}]})));
         assert!(!validator.is_valid(&json!({"result": [{"next": 3}]})));
         assert_eq!(unwrap(&wrapped).unwrap(), schema);
+    }
+
+    #[test]
+    fn boolean_property_schemas_become_objects_for_legacy_peers() {
+        let schema = json!({"type": "object", "properties": {"any": true, "none": false, "s": {"type": "string"}}});
+        let legacy = Value::Object(legacy_form(&schema));
+        assert_eq!(legacy["properties"]["any"], json!({}));
+        assert_eq!(legacy["properties"]["none"], json!({"not": {}}));
+        assert_eq!(legacy["properties"]["s"], json!({"type": "string"}));
+        let before = jsonschema::validator_for(&schema).unwrap();
+        let after = jsonschema::validator_for(&legacy).unwrap();
+        for instance in [
+            json!({"any": 1}),
+            json!({"none": 1}),
+            json!({"s": 2}),
+            json!({}),
+        ] {
+            assert_eq!(
+                before.is_valid(&instance),
+                after.is_valid(&instance),
+                "{instance}"
+            );
+        }
     }
 
     #[test]

@@ -33,12 +33,67 @@ use toolprism::{ChangeListener, Registry, Surface, ToolCall, ToolOutcome};
 
 use crate::content::to_mcp;
 use crate::resources::{OUTPUT_URI_PREFIX, handle_of, output_uri};
-use crate::schema::{WRAP_PROPERTY, is_object_rooted, wrap};
+use crate::schema::{WRAP_PROPERTY, as_object, is_object_rooted, legacy_form, wrap};
 
 /// The `_meta` key of a success's card: what a UI shows, from the tool's `presentation_meta`.
 pub const CARD_META_KEY: &str = "toolprism.dev/card";
 /// The `_meta` key of a failure's `{name, code}`.
 pub const ERROR_META_KEY: &str = "toolprism.dev/error";
+
+/// The MCP client a call came from, attached by [`McpServer`] to every dispatch it makes: a
+/// tool that asks the client something (elicitation, sampling on 2025-11-25) or logs to it
+/// reads it with [`ToolContext::extension`](toolprism::ToolContext::extension). `None` there
+/// when the tool is called any other way, so such a tool should do without, or fail saying
+/// why.
+///
+/// ```
+/// use toolprism::prelude::*;
+/// use toolprism_mcp::McpPeer;
+///
+/// /// Says whether an MCP client is on the line.
+/// #[tool]
+/// fn over_mcp(cx: &ToolContext) -> bool {
+///     cx.extension::<McpPeer>().is_some()
+/// }
+/// ```
+#[derive(Clone, Debug)]
+pub struct McpPeer {
+    peer: rmcp::service::Peer<RoleServer>,
+    session: Arc<Session>,
+}
+
+impl McpPeer {
+    /// The rmcp peer: requests and notifications to the client.
+    pub fn peer(&self) -> &rmcp::service::Peer<RoleServer> {
+        &self.peer
+    }
+
+    /// Sends a log message (`notifications/message`), unless the client asked
+    /// (`logging/setLevel`) for more severe ones only. Logging is a 2025-11-25 feature that
+    /// 2026-07-28 removed.
+    #[expect(
+        deprecated,
+        reason = "MCP logging is 2025-11-25's; rmcp marks it deprecated"
+    )]
+    pub async fn log(
+        &self,
+        level: rmcp::model::LoggingLevel,
+        data: Value,
+    ) -> Result<(), rmcp::service::ServiceError> {
+        let wanted = self
+            .session
+            .log_level
+            .load(std::sync::atomic::Ordering::Relaxed);
+        if wanted != u8::MAX && (level as u8) < wanted {
+            return Ok(());
+        }
+        self.peer
+            .notify_logging_message(rmcp::model::LoggingMessageNotificationParam::new(
+                level, data,
+            ))
+            .await
+    }
+}
 
 /// Progress reports buffered for one call before newer ones are dropped (a body that reports
 /// faster than the transport sends cannot grow memory without bound).
@@ -63,6 +118,24 @@ const PROGRESS_BUFFER: usize = 256;
 #[derive(Clone)]
 pub struct McpServer {
     shared: Arc<Shared>,
+    /// What one connection (or HTTP session) set: clones share it, `for_session` does not.
+    session: Arc<Session>,
+}
+
+/// The state one client sets on its connection.
+#[derive(Debug)]
+struct Session {
+    /// The least severe `LoggingLevel` (as its index) the client wants; `u8::MAX` before it
+    /// said, when everything is sent.
+    log_level: std::sync::atomic::AtomicU8,
+}
+
+impl Session {
+    fn new() -> Arc<Self> {
+        Arc::new(Self {
+            log_level: std::sync::atomic::AtomicU8::new(u8::MAX),
+        })
+    }
 }
 
 struct Shared {
@@ -143,6 +216,17 @@ impl McpServer {
                 changes,
                 _listener: listener,
             }),
+            session: Session::new(),
+        }
+    }
+
+    /// The same server for a new connection: the tools and lists shared, the per-connection
+    /// state (the client's logging level) fresh.
+    #[must_use]
+    pub fn for_session(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            session: Session::new(),
         }
     }
 
@@ -167,20 +251,22 @@ impl McpServer {
         let mut current = Vec::with_capacity(snapshot.definitions().len());
         let mut legacy = Vec::with_capacity(snapshot.definitions().len());
         for definition in snapshot.definitions() {
-            let input = Arc::new(as_object(definition.input_schema()));
-            let output = definition.output_schema();
-            let tool = Tool::new_with_raw(
-                definition.name().to_owned(),
-                Some(Cow::Owned(definition.description().to_owned())),
-                input,
-            );
+            let (input, output) = (definition.input_schema(), definition.output_schema());
+            let tool = |input: JsonObject, output: JsonObject| {
+                Tool::new_with_raw(
+                    definition.name().to_owned(),
+                    Some(Cow::Owned(definition.description().to_owned())),
+                    Arc::new(input),
+                )
+                .with_raw_output_schema(Arc::new(output))
+            };
             let legacy_output = if is_object_rooted(output) {
-                as_object(output)
+                legacy_form(output)
             } else {
                 wrap(output)
             };
-            legacy.push(tool.clone().with_raw_output_schema(Arc::new(legacy_output)));
-            current.push(tool.with_raw_output_schema(Arc::new(as_object(output))));
+            legacy.push(tool(legacy_form(input), legacy_output));
+            current.push(tool(as_object(input), as_object(output)));
         }
         let lists = Arc::new(ToolLists {
             generation: snapshot.generation(),
@@ -207,7 +293,10 @@ impl McpServer {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall::new(context.id.to_string(), request.name.into_owned(), args);
 
-        let mut options = DispatchOptions::default();
+        let mut options = DispatchOptions::default().extension(McpPeer {
+            peer: context.peer.clone(),
+            session: self.session.clone(),
+        });
         let mut forwarder = None;
         if let Some(token) = context.meta.get_progress_token() {
             let (sender, mut reports) = mpsc::channel::<Progress>(PROGRESS_BUFFER);
@@ -264,15 +353,6 @@ fn is_current(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
-fn as_object(schema: &Value) -> JsonObject {
-    match schema {
-        Value::Object(object) => object.clone(),
-        // `true` (anything) is `{}`; `false` (nothing) is `{"not": {}}`.
-        Value::Bool(true) => Map::new(),
-        _ => Map::from_iter([("not".to_owned(), json!({}))]),
-    }
-}
-
 /// An outcome as an MCP tool result.
 pub(crate) fn to_result(outcome: &ToolOutcome, wrapped: bool) -> CallToolResult {
     let mut content: Vec<_> = outcome.content().iter().map(to_mcp).collect();
@@ -310,11 +390,13 @@ pub(crate) fn to_result(outcome: &ToolOutcome, wrapped: bool) -> CallToolResult 
 }
 
 impl ServerHandler for McpServer {
+    #[expect(deprecated, reason = "MCP logging is 2025-11-25's; rmcp marks it deprecated")]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
+            .enable_logging()
             .build();
         let mut config = ServerConfig::new(capabilities);
         config.server_info = self.shared.implementation.clone();
@@ -324,6 +406,21 @@ impl ServerHandler for McpServer {
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(&[ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25])
+    }
+
+    #[expect(
+        deprecated,
+        reason = "MCP logging is 2025-11-25's; rmcp marks it deprecated"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.session
+            .log_level
+            .store(request.level as u8, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
     }
 
     async fn list_tools(

@@ -3,13 +3,26 @@
 //! suite and Node.js on first use.
 //!
 //! The tools are the suite's fixtures, written as toolprism tools: each returns a value, and
-//! the content the suite checks is its rendering.
+//! the content the suite checks is its rendering. Those that talk back to the client (logging,
+//! sampling, elicitation) reach it through the `McpPeer` the server attaches to each call.
+// Logging and sampling from a tool are what the 2025-11-25 scenarios test; rmcp marks both
+// deprecated (SEP-2577 removed them in 2026-07-28).
+#![expect(
+    deprecated,
+    reason = "the 2025-11-25 scenarios test logging and sampling"
+)]
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::model::{
+    ClientResult, CreateMessageRequestParams, ElicitRequest, ElicitRequestParams,
+    ElicitationSchema, LoggingLevel, SamplingMessage, ServerRequest,
+};
+use serde_json::{Value, json};
 use toolprism::prelude::*;
-use toolprism_mcp::{HttpMode, McpServer};
+use toolprism_mcp::{HttpMode, McpPeer, McpServer};
 
 /// A 1×1 red PNG.
 const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -139,8 +152,107 @@ async fn test_tool_with_progress(cx: &ToolContext) -> String {
     "Progress reported.".to_owned()
 }
 
-/// The scenarios about tools, and the versions each applies at.
-const SCENARIOS: [(&str, &[&str]); 8] = [
+/// The MCP client of this call, or why there is none.
+fn client(cx: &ToolContext) -> Result<Arc<McpPeer>, ToolError> {
+    cx.extension::<McpPeer>()
+        .ok_or_else(|| ToolError::new("this tool needs an MCP client to talk to"))
+}
+
+/// Logs three messages to the client, 50 ms apart.
+#[tool]
+async fn test_tool_with_logging(cx: &ToolContext) -> Result<String, ToolError> {
+    let client = client(cx)?;
+    for message in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ] {
+        client.log(LoggingLevel::Info, json!(message)).await?;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok("Logged three messages.".to_owned())
+}
+
+/// Asks the client's model.
+#[tool(render = quote_model)]
+async fn test_sampling(
+    #[arg(description = "The prompt for the model.")] prompt: String,
+    cx: &ToolContext,
+) -> Result<String, ToolError> {
+    let request = CreateMessageRequestParams::new(vec![SamplingMessage::user_text(prompt)], 100);
+    let reply = client(cx)?.peer().create_message(request).await?;
+    Ok(reply
+        .message
+        .content
+        .first()
+        .and_then(|content| content.as_text())
+        .map(|text| text.text.clone())
+        .unwrap_or_default())
+}
+
+fn quote_model(_: &TestSamplingArgs, reply: &String) -> String {
+    format!("LLM response: {reply}")
+}
+
+/// What the user answered.
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Answer {
+    action: String,
+    content: Option<Value>,
+}
+
+/// Asks the user.
+#[tool(render = show_answer)]
+async fn test_elicitation(
+    #[arg(description = "What to ask.")] message: String,
+    cx: &ToolContext,
+) -> Result<Answer, ToolError> {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"},
+        },
+        "required": ["username", "email"],
+    });
+    let Value::Object(schema) = schema else {
+        unreachable!("an object literal")
+    };
+    let requested_schema = ElicitationSchema::from_json_schema(schema)?;
+    let request = ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message,
+        requested_schema,
+    };
+    // The generic request: `create_elicitation` is behind an rmcp feature this crate does not
+    // otherwise need.
+    let reply = client(cx)?
+        .peer()
+        .send_request(ServerRequest::ElicitRequest(ElicitRequest::new(request)))
+        .await?;
+    let ClientResult::ElicitResult(answer) = reply else {
+        return Err(ToolError::new("the client answered something else"));
+    };
+    Ok(Answer {
+        action: serde_json::to_value(&answer.action)?
+            .as_str()
+            .unwrap_or_default()
+            .to_owned(),
+        content: answer.content,
+    })
+}
+
+fn show_answer(_: &TestElicitationArgs, answer: &Answer) -> String {
+    format!(
+        "User response: action: {}, content: {}",
+        answer.action,
+        answer.content.clone().unwrap_or(Value::Null)
+    )
+}
+
+/// The scenarios about tools, and the versions each applies at (logging, sampling and
+/// elicitation from a tool were removed in 2026-07-28).
+const SCENARIOS: [(&str, &[&str]); 11] = [
     ("tools-list", &["2025-11-25", "2026-07-28"]),
     ("tools-call-simple-text", &["2025-11-25", "2026-07-28"]),
     ("tools-call-image", &["2025-11-25", "2026-07-28"]),
@@ -152,6 +264,9 @@ const SCENARIOS: [(&str, &[&str]); 8] = [
     ("tools-call-mixed-content", &["2025-11-25", "2026-07-28"]),
     ("tools-call-error", &["2025-11-25", "2026-07-28"]),
     ("tools-call-with-progress", &["2025-11-25", "2026-07-28"]),
+    ("tools-call-with-logging", &["2025-11-25"]),
+    ("tools-call-sampling", &["2025-11-25"]),
+    ("tools-call-elicitation", &["2025-11-25"]),
 ];
 
 /// Runs one scenario; `Err` with the suite's output when a check failed.
@@ -196,6 +311,9 @@ fn every_tools_scenario_passes_at_both_protocol_versions() {
         .tool(TestMultipleContentTypes)
         .tool(TestErrorHandling)
         .tool(TestToolWithProgress)
+        .tool(TestToolWithLogging)
+        .tool(TestSampling)
+        .tool(TestElicitation)
         .build()
         .unwrap();
     let running = runtime
@@ -227,5 +345,5 @@ fn every_tools_scenario_passes_at_both_protocol_versions() {
         passed,
         failures.join("\n")
     );
-    assert_eq!(passed, 16);
+    assert_eq!(passed, 19);
 }

@@ -43,6 +43,7 @@ pub(crate) trait CallScope: Send + Sync + 'static {
     fn tool_name(&self) -> &str;
     fn surface(&self) -> Surface;
     fn state(&self) -> &StateMap;
+    fn extensions(&self) -> &StateMap;
     fn report(&self, progress: &Progress);
     fn nested(self: Arc<Self>, call: ToolCall) -> BoxFuture<'static, ToolOutcome>;
 }
@@ -97,6 +98,36 @@ impl ToolContext {
     /// ```
     pub fn state<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.scope.state().get::<T>()
+    }
+
+    /// A value the host attached to this dispatch
+    /// ([`DispatchOptions::extension`](crate::pipeline::DispatchOptions::extension)), by type:
+    /// what only the host knows about this one request — the MCP peer that sent it, say, for
+    /// a tool that asks that peer something. Nested calls see their caller's. `None` when the
+    /// host attached none of this type; a tool should then do without.
+    ///
+    /// ```
+    /// use toolprism::pipeline::DispatchOptions;
+    /// use toolprism::prelude::*;
+    ///
+    /// struct Caller(String);
+    ///
+    /// /// Says who asked.
+    /// #[tool]
+    /// fn whoami(cx: &ToolContext) -> String {
+    ///     cx.extension::<Caller>().map_or_else(|| "nobody".to_owned(), |caller| caller.0.clone())
+    /// }
+    ///
+    /// let registry = Registry::builder().tool(Whoami).build().unwrap();
+    /// let options = DispatchOptions::default().extension(Caller("ada".into()));
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let call = ToolCall::new("c1", "whoami", serde_json::json!({}));
+    /// let outcome = registry.snapshot().dispatch_with(call, Surface::Direct, options).await;
+    /// assert_eq!(outcome.value().unwrap(), "ada");
+    /// # });
+    /// ```
+    pub fn extension<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
+        self.scope.extensions().get::<T>()
     }
 
     /// Reports progress to the sink the host gave this dispatch

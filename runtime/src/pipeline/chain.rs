@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::BoxFuture;
 use crate::bound::{BoundLimits, meta_fits};
 use crate::call::Surface;
-use crate::context::{ProgressSink, ToolContext};
+use crate::context::{ProgressSink, StateMap, ToolContext};
 use crate::depth;
 use crate::error::{FailureError, FailureKind};
 use crate::outcome::{DispatchToken, ToolFailure, ToolOutcome, ToolSuccess};
@@ -30,6 +30,7 @@ pub(crate) struct Chain {
     pub(super) call: ExecuteCall,
     pub(super) token: DispatchToken,
     pub(super) progress: Option<Arc<dyn ProgressSink>>,
+    pub(super) extensions: Arc<StateMap>,
     pub(super) nesting: usize,
 }
 

@@ -52,6 +52,8 @@ pub(crate) struct Target<'a> {
 #[non_exhaustive]
 pub struct DispatchOptions {
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
+    /// Values the host attached to this dispatch, by type.
+    pub(crate) extensions: Arc<StateMap>,
     /// How many dispatches enclose this one (0 for a host's own call).
     pub(crate) nesting: usize,
 }
@@ -64,12 +66,22 @@ impl DispatchOptions {
         self.progress = Some(Arc::new(sink));
         self
     }
+
+    /// Attaches a value of type `T` to this dispatch, for the body to read with
+    /// [`ToolContext::extension`](crate::ToolContext::extension) (one per type; a second
+    /// replaces the first). Nested calls the body makes see it too.
+    #[must_use]
+    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
+        Arc::make_mut(&mut self.extensions).insert(Arc::new(value));
+        self
+    }
 }
 
 impl std::fmt::Debug for DispatchOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DispatchOptions")
             .field("progress", &self.progress.is_some())
+            .field("extensions", &self.extensions.len())
             .field("nesting", &self.nesting)
             .finish()
     }
@@ -180,6 +192,7 @@ async fn run(
         call,
         token: DispatchToken::fresh(),
         progress: options.progress,
+        extensions: options.extensions,
         nesting: options.nesting,
     });
     let outcome = run_chain(chain.clone(), 0).await;
@@ -241,6 +254,10 @@ impl CallScope for Chain {
         &self.stages.state
     }
 
+    fn extensions(&self) -> &StateMap {
+        &self.extensions
+    }
+
     fn report(&self, progress: &Progress) {
         if let Some(sink) = &self.progress
             && let Err(panic) = catch(|| sink.report(progress))
@@ -258,6 +275,7 @@ impl CallScope for Chain {
             };
             let options = DispatchOptions {
                 progress: self.progress.clone(),
+                extensions: self.extensions.clone(),
                 nesting: self.nesting + 1,
             };
             dispatch(target, call, Surface::Nested, options).await

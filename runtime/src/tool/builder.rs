@@ -110,24 +110,21 @@ impl ToolBuilder {
         F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Presented, E>> + Send + 'static,
     {
-        let mut builder = self
-            .args::<Value>()
+        self.args::<Value>()
             .returns::<Value>()
-            .handler(|_, _| async { Ok::<_, ToolError>(Value::Null) });
-        builder.body = Arc::new(move |args, cx| {
-            let future = body(args, cx);
-            Box::pin(async move {
-                let Presented { value, content } = future
-                    .await
-                    .map_err(|error| BodyError::Failed(error.into()))?;
-                let value = snapshot(value).map_err(BodyError::Output)?;
-                Ok(Produced {
-                    value,
-                    content: Some(content),
+            .with_body(Arc::new(move |args, cx| {
+                let future = body(args, cx);
+                Box::pin(async move {
+                    let Presented { value, content } = future
+                        .await
+                        .map_err(|error| BodyError::Failed(error.into()))?;
+                    let value = snapshot(value).map_err(BodyError::Output)?;
+                    Ok(Produced {
+                        value,
+                        content: Some(content),
+                    })
                 })
-            })
-        });
-        builder
+            }))
     }
 
     /// Names the argument type explicitly, before the body. `#[tool]` builds this way, so a
@@ -261,24 +258,28 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
         Fut: Future<Output = Result<T, E>> + Send + 'static,
     {
         let snapshot = self.value.snapshot;
+        // One boxed future per call: the body, then the lossless snapshot of its value.
+        self.with_body(Arc::new(move |args, cx| {
+            let future = body(args, cx);
+            Box::pin(async move {
+                let value = future
+                    .await
+                    .map_err(|error| BodyError::Failed(error.into()))?;
+                let value = snapshot(value).map_err(BodyError::Output)?;
+                Ok(Produced {
+                    value,
+                    content: None,
+                })
+            })
+        }))
+    }
+
+    fn with_body(self, body: Body<A>) -> TypedToolBuilder<A, T> {
         TypedToolBuilder {
             head: self.head,
             args: self.args,
             value: self.value,
-            // One boxed future per call: the body, then the lossless snapshot of its value.
-            body: Arc::new(move |args, cx| {
-                let future = body(args, cx);
-                Box::pin(async move {
-                    let value = future
-                        .await
-                        .map_err(|error| BodyError::Failed(error.into()))?;
-                    let value = snapshot(value).map_err(BodyError::Output)?;
-                    Ok(Produced {
-                        value,
-                        content: None,
-                    })
-                })
-            }),
+            body,
             projections: Projections {
                 value_back: None,
                 render: None,
