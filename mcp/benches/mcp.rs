@@ -6,93 +6,12 @@
 //! `cargo bench -p toolprism-mcp --bench mcp`
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::model::CallToolRequestParams;
-use rmcp::service::{RoleClient, RunningService};
-use rmcp::{ServerHandler, ServiceExt as _, tool, tool_handler, tool_router};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tokio::runtime::Runtime;
-use toolprism::prelude::{Registry, ToolContext, ToolDef, ToolError};
-use toolprism_mcp::McpServer;
 
-#[derive(Deserialize, JsonSchema)]
-struct AddArgs {
-    /// The left operand.
-    a: i64,
-    /// The right operand.
-    b: i64,
-}
+mod servers;
 
-#[derive(Serialize, JsonSchema)]
-struct Sum {
-    sum: i64,
-}
-
-#[derive(Clone)]
-struct RmcpCalc {
-    router: ToolRouter<Self>,
-}
-
-#[tool_router]
-impl RmcpCalc {
-    #[tool(description = "Adds two integers.")]
-    async fn add(&self, Parameters(args): Parameters<AddArgs>) -> Json<Sum> {
-        Json(Sum {
-            sum: args.a + args.b,
-        })
-    }
-}
-
-// The router kept in the server, not rebuilt per request: rmcp at its best.
-#[tool_handler(router = self.router)]
-impl ServerHandler for RmcpCalc {}
-
-/// rmcp's server with `count` copies of `add`, named `add_0`…
-fn rmcp_server(count: usize) -> RmcpCalc {
-    let route = RmcpCalc::tool_router()
-        .into_iter()
-        .next()
-        .expect("the router has `add`");
-    let mut router = ToolRouter::new();
-    for at in 0..count {
-        let mut copy = route.clone();
-        copy.attr.name = format!("add_{at}").into();
-        router.add_route(copy);
-    }
-    RmcpCalc { router }
-}
-
-/// toolprism's registry with `count` copies of `add`.
-fn toolprism_server(count: usize) -> McpServer {
-    let tools = (0..count).map(|at| {
-        ToolDef::builder(format!("add_{at}"))
-            .description("Adds two integers.")
-            .handler(|args: AddArgs, _: ToolContext| async move {
-                Ok::<_, ToolError>(Sum {
-                    sum: args.a + args.b,
-                })
-            })
-            .build()
-    });
-    McpServer::new(Registry::builder().tools(tools).build().unwrap())
-}
-
-type Client = RunningService<RoleClient, ()>;
-
-fn connect(runtime: &Runtime, server: impl ServerHandler) -> Client {
-    runtime.block_on(async {
-        let (server_io, client_io) = tokio::io::duplex(1 << 20);
-        tokio::spawn(async move {
-            if let Ok(running) = server.serve(server_io).await {
-                let _ = running.waiting().await;
-            }
-        });
-        ().serve(client_io).await.expect("the client connects")
-    })
-}
+use servers::{connect, rmcp_server, toolprism_server};
 
 fn tools_call(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()

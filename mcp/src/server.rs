@@ -390,7 +390,10 @@ pub(crate) fn to_result(outcome: &ToolOutcome, wrapped: bool) -> CallToolResult 
 }
 
 impl ServerHandler for McpServer {
-    #[expect(deprecated, reason = "MCP logging is 2025-11-25's; rmcp marks it deprecated")]
+    #[expect(
+        deprecated,
+        reason = "MCP logging is 2025-11-25's; rmcp marks it deprecated"
+    )]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
