@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
-    ServerNotification, SubscriptionFilter, Tool,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
+    PaginatedRequestParams, ProtocolVersion, ServerNotification, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService, ServiceError};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _};
@@ -42,6 +42,11 @@ pub const SERVER_TIMEOUT: &str = "MCP_SERVER_TIMEOUT";
 pub const SERVER_ERROR: &str = "MCP_SERVER_ERROR";
 /// The code of a remote tool's own failure (`isError`) when the server gave none.
 pub const REMOTE_TOOL_ERROR: &str = "REMOTE_TOOL_ERROR";
+
+/// The most tools imported from one server; a server that lists more is refused.
+pub const MAX_IMPORTED_TOOLS: usize = 10_000;
+/// The most `tools/list` pages read from one server in one listing.
+const MAX_LIST_PAGES: usize = 1_000;
 
 /// How tools are imported.
 #[derive(Clone, Debug)]
@@ -116,6 +121,11 @@ pub enum ClientError {
     /// A remote name has no local name.
     #[error(transparent)]
     Name(#[from] NameError),
+    /// The server lists more than [`MAX_IMPORTED_TOOLS`] tools, or pages without end.
+    #[error(
+        "the MCP server lists more than {MAX_IMPORTED_TOOLS} tools (or more than {MAX_LIST_PAGES} pages of them); nothing was imported"
+    )]
+    TooManyTools,
     /// The registry refused an imported tool.
     #[error("cannot register remote tool `{remote}`: {source}")]
     Register {
@@ -363,7 +373,7 @@ async fn sync_tools(
     registry: &Registry,
 ) -> Result<Vec<RemoteTool>, ClientError> {
     let timeout = shared.options.connect_timeout;
-    let tools = tokio::time::timeout(timeout, shared.peer.list_all_tools())
+    let tools = tokio::time::timeout(timeout, list_bounded(&shared.peer))
         .await
         .map_err(|_| ClientError::Timeout(timeout))??;
 
@@ -424,6 +434,26 @@ async fn sync_tools(
         .unwrap_or_else(PoisonError::into_inner)
         .clone_from(&imported);
     Ok(imported)
+}
+
+/// Every page of the server's tools, refused past [`MAX_IMPORTED_TOOLS`] tools or
+/// [`MAX_LIST_PAGES`] pages: a server cannot make the client hold an unbounded list.
+async fn list_bounded(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ClientError> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let params = PaginatedRequestParams::default().with_cursor(cursor);
+        let page = peer.list_tools(Some(params)).await?;
+        tools.extend(page.tools);
+        if tools.len() > MAX_IMPORTED_TOOLS {
+            return Err(ClientError::TooManyTools);
+        }
+        match page.next_cursor {
+            Some(next) if !next.is_empty() => cursor = Some(next),
+            _ => return Ok(tools),
+        }
+    }
+    Err(ClientError::TooManyTools)
 }
 
 /// How an imported tool's `structuredContent` becomes its value.

@@ -350,6 +350,20 @@ async fn names_that_collide_are_refused_and_nothing_is_registered() {
 }
 
 #[tokio::test]
+async fn a_server_listing_without_end_is_refused() {
+    let remote = Remote {
+        tools: (0..=toolprism_mcp::MAX_IMPORTED_TOOLS)
+            .map(|at| tool(&format!("t{at}"), json!({"type": "object"}), None))
+            .collect(),
+    };
+    let client = connect_remote(remote, ImportOptions::default()).await;
+    let registry = empty_registry();
+    let error = client.import_into(&registry).await.unwrap_err();
+    assert!(matches!(error, ClientError::TooManyTools), "{error}");
+    assert_eq!(registry.snapshot().definitions().len(), 0);
+}
+
+#[tokio::test]
 async fn a_toolprism_server_imported_over_http_round_trips_values_and_follows_list_changes() {
     let dir = temp_dir();
     let served = registry(dir.path());
