@@ -123,7 +123,7 @@ impl ToolContext {
     /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
     /// let call = ToolCall::new("c1", "whoami", serde_json::json!({}));
     /// let outcome = registry.snapshot().dispatch_with(call, Surface::Direct, options).await;
-    /// assert_eq!(outcome.value().unwrap(), "ada");
+    /// assert_eq!(outcome.value().unwrap(), &serde_json::json!("ada"));
     /// # });
     /// ```
     pub fn extension<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
