@@ -285,7 +285,7 @@ impl McpServer {
         let snapshot = self.shared.registry.snapshot();
         let Some(definition) = snapshot.definition(&request.name) else {
             return Err(ErrorData::invalid_params(
-                format!("Unknown tool: {}", toolprism_name_for_error(&request.name)),
+                format!("Unknown tool: {}", quoted_for_error(&request.name)),
                 None,
             ));
         };
@@ -337,7 +337,7 @@ impl McpServer {
 }
 
 /// An unknown name goes back to the client bounded and printable.
-fn toolprism_name_for_error(name: &str) -> String {
+fn quoted_for_error(name: &str) -> String {
     let shown: String = name
         .chars()
         .take(128)
@@ -481,7 +481,7 @@ impl ServerHandler for McpServer {
             ErrorData::resource_not_found(
                 format!(
                     "no retained output at {}",
-                    toolprism_name_for_error(&request.uri)
+                    quoted_for_error(&request.uri)
                 ),
                 None,
             )
