@@ -297,9 +297,11 @@ impl McpServer {
             peer: context.peer.clone(),
             session: self.session.clone(),
         });
-        let mut forwarder = None;
+        // Progress is forwarded by this task, between polls of the dispatch: no task is spawned
+        // per call (rmcp's own client sends a token with every request).
+        let mut progress = None;
         if let Some(token) = context.meta.get_progress_token() {
-            let (sender, mut reports) = mpsc::channel::<Progress>(PROGRESS_BUFFER);
+            let (sender, reports) = mpsc::channel::<Progress>(PROGRESS_BUFFER);
             options = options.progress(move |progress: &Progress| {
                 if sender.try_send(progress.clone()).is_err() {
                     tracing::debug!(
@@ -307,33 +309,54 @@ impl McpServer {
                     );
                 }
             });
-            let peer = context.peer.clone();
-            forwarder = Some(tokio::spawn(async move {
-                while let Some(progress) = reports.recv().await {
-                    let mut param = ProgressNotificationParam::new(token.clone(), progress.done);
-                    param.total = progress.total;
-                    param.message = progress.message;
-                    if peer.notify_progress(param).await.is_err() {
-                        break;
-                    }
-                }
-            }));
+            progress = Some((token, reports));
         }
 
-        let dispatch = snapshot.dispatch_with(call, Surface::Direct, options);
-        let outcome = tokio::select! {
-            outcome = dispatch => outcome,
-            () = context.ct.cancelled() => {
-                // Dropping the dispatch drops the body where it stands.
-                return Err(ErrorData::internal_error("the call was cancelled by the client", None));
+        let mut dispatch = std::pin::pin!(snapshot.dispatch_with(call, Surface::Direct, options));
+        let outcome = loop {
+            tokio::select! {
+                outcome = &mut dispatch => break outcome,
+                () = context.ct.cancelled() => {
+                    // Dropping the dispatch drops the body where it stands.
+                    return Err(ErrorData::internal_error("the call was cancelled by the client", None));
+                }
+                Some(report) = next_report(&mut progress) => {
+                    send_progress(&context, &progress, report).await;
+                }
             }
         };
-        if let Some(forwarder) = forwarder {
-            // Every report reaches the client before the result does.
-            let _ = forwarder.await;
+        // Every report reaches the client before the result does.
+        while let Some(report) = progress
+            .as_mut()
+            .and_then(|(_, reports)| reports.try_recv().ok())
+        {
+            send_progress(&context, &progress, report).await;
         }
         Ok(CallToolResponse::Complete(to_result(&outcome, wrapped)))
     }
+}
+
+type ProgressStream = Option<(rmcp::model::ProgressToken, mpsc::Receiver<Progress>)>;
+
+/// The next progress report, or never when the client asked for none.
+async fn next_report(progress: &mut ProgressStream) -> Option<Progress> {
+    match progress {
+        Some((_, reports)) => reports.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn send_progress(
+    context: &RequestContext<RoleServer>,
+    progress: &ProgressStream,
+    report: Progress,
+) {
+    let Some((token, _)) = progress else { return };
+    let mut param = ProgressNotificationParam::new(token.clone(), report.done);
+    param.total = report.total;
+    param.message = report.message;
+    // A client that went away misses its progress; the result tells it the rest.
+    let _ = context.peer.notify_progress(param).await;
 }
 
 /// An unknown name goes back to the client bounded and printable.
@@ -479,10 +502,7 @@ impl ServerHandler for McpServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let not_found = || {
             ErrorData::resource_not_found(
-                format!(
-                    "no retained output at {}",
-                    quoted_for_error(&request.uri)
-                ),
+                format!("no retained output at {}", quoted_for_error(&request.uri)),
                 None,
             )
         };
