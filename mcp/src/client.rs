@@ -286,7 +286,12 @@ impl McpClient {
     pub async fn import_into(&self, registry: &Registry) -> Result<Vec<RemoteTool>, ClientError> {
         let imported = sync_tools(&self.shared, registry).await?;
         // A 2025-11-25 server has no stream: it announces changes with a plain notification.
-        let subscription = self.shared.peer.listen(tools_filter()).await.ok();
+        // One that never acknowledges the stream does not hold up the import.
+        let listen = self.shared.peer.listen(tools_filter());
+        let subscription = tokio::time::timeout(self.shared.options.connect_timeout, listen)
+            .await
+            .ok()
+            .and_then(Result::ok);
         tokio::spawn(keep_current(
             Arc::downgrade(&self.shared),
             registry.clone(),
