@@ -332,7 +332,7 @@ impl McpServer {
         {
             send_progress(&context, &progress, report).await;
         }
-        Ok(CallToolResponse::Complete(to_result(&outcome, wrapped)))
+        Ok(CallToolResponse::Complete(to_result(outcome, wrapped)))
     }
 }
 
@@ -376,8 +376,8 @@ fn is_current(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
-/// An outcome as an MCP tool result.
-pub(crate) fn to_result(outcome: &ToolOutcome, wrapped: bool) -> CallToolResult {
+/// An outcome as an MCP tool result. The value is moved, not copied: it is the largest part.
+pub(crate) fn to_result(outcome: ToolOutcome, wrapped: bool) -> CallToolResult {
     let mut content: Vec<_> = outcome.content().iter().map(to_mcp).collect();
     content.extend(
         outcome
@@ -385,30 +385,32 @@ pub(crate) fn to_result(outcome: &ToolOutcome, wrapped: bool) -> CallToolResult 
             .iter()
             .map(|context| rmcp::model::ContentBlock::text(context.text.clone())),
     );
-    if let Some(value) = outcome.value() {
-        let value = value.as_value().clone();
+    let card = outcome
+        .meta()
+        .map(|card| MetaObject(Map::from_iter([(CARD_META_KEY.to_owned(), card.clone())])));
+    let failure = outcome
+        .error()
+        .and_then(|error| error.info.as_ref())
+        .map(|info| {
+            MetaObject(Map::from_iter([(
+                ERROR_META_KEY.to_owned(),
+                json!({"name": info.name, "code": info.code}),
+            )]))
+        });
+    if let ToolOutcome::Success(success) = outcome {
+        let value = success.into_value().into_value();
         let structured = if wrapped {
-            json!({ WRAP_PROPERTY: value })
+            Value::Object(Map::from_iter([(WRAP_PROPERTY.to_owned(), value)]))
         } else {
             value
         };
         let mut result = CallToolResult::structured(structured);
         result.content = content;
-        if let Some(card) = outcome.meta() {
-            result.meta = Some(MetaObject(Map::from_iter([(
-                CARD_META_KEY.to_owned(),
-                card.clone(),
-            )])));
-        }
+        result.meta = card;
         return result;
     }
     let mut result = CallToolResult::error(content);
-    if let Some(info) = outcome.error().and_then(|error| error.info.as_ref()) {
-        result.meta = Some(MetaObject(Map::from_iter([(
-            ERROR_META_KEY.to_owned(),
-            json!({"name": info.name, "code": info.code}),
-        )])));
-    }
+    result.meta = failure;
     result
 }
 

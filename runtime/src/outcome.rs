@@ -98,6 +98,11 @@ impl ToolSuccess {
         &self.value
     }
 
+    /// The canonical value, keeping nothing else of the success.
+    pub fn into_value(self) -> FrozenValue {
+        self.value
+    }
+
     /// What the model sees.
     pub fn content(&self) -> &[ContentBlock] {
         &self.content

@@ -38,6 +38,25 @@ impl FrozenValue {
         &self.0
     }
 
+    /// The value, owned: moved out when this is its only holder, copied otherwise. For a host
+    /// that hands the value on (an MCP server putting it in `structuredContent`).
+    ///
+    /// ```
+    /// # use toolprism::prelude::*;
+    /// # use serde_json::json;
+    /// /// Adds.
+    /// #[tool]
+    /// fn add(a: i64, b: i64) -> i64 { a + b }
+    /// # let registry = Registry::builder().tool(Add).build().unwrap();
+    /// # let outcome = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(
+    /// #     registry.dispatch(ToolCall::new("c", "add", json!({"a": 1, "b": 2})), Surface::Direct));
+    /// let ToolOutcome::Success(success) = outcome else { panic!("add adds") };
+    /// assert_eq!(success.into_value().into_value(), json!(3));
+    /// ```
+    pub fn into_value(self) -> Value {
+        Arc::try_unwrap(self.0).unwrap_or_else(|shared| Value::clone(&shared))
+    }
+
     /// Deserializes the value into a Rust type, e.g. the tool's own output type.
     pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         T::deserialize(&*self.0)
