@@ -857,6 +857,40 @@ fn small(count: u8, offset: i32) -> i64 {
     i64::from(count) + i64::from(offset)
 }
 
+/// Takes wide integers, whose range the schema leaves to serde.
+#[tool]
+fn wide(total: i64, size: u64) -> i64 {
+    total.saturating_add_unsigned(size)
+}
+
+#[tokio::test]
+async fn wide_integers_out_of_range_name_the_field_too() {
+    let registry = Registry::builder().tool(Wide).build().unwrap();
+    for (args, field) in [
+        (json!({"total": u64::MAX, "size": 0}), "/total"),
+        (json!({"total": 1e19, "size": 0}), "/total"),
+        (json!({"total": 0, "size": -1}), "/size"),
+        (json!({"total": 0, "size": 1e20}), "/size"),
+    ] {
+        let outcome = registry
+            .dispatch(call("wide", args.clone()), Surface::Direct)
+            .await;
+        assert_eq!(code(&outcome), Some(codes::INVALID_TOOL_INPUT), "{args}");
+        assert!(
+            text(&outcome).contains(&format!("`{field}`")),
+            "{args}: {}",
+            text(&outcome)
+        );
+    }
+    let fits = registry
+        .dispatch(
+            call("wide", json!({"total": i64::MIN, "size": u64::MAX})),
+            Surface::Direct,
+        )
+        .await;
+    assert_eq!(fits.value().unwrap(), &json!(i64::MAX), "{}", text(&fits));
+}
+
 #[tokio::test]
 async fn integral_floats_are_integers_and_out_of_range_values_name_the_field() {
     let registry = Registry::builder().tool(Small).build().unwrap();

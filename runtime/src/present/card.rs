@@ -208,7 +208,12 @@ impl WebCard {
 impl Card {
     /// The JSON Schema (draft 2020-12) of every card, for clients in other languages.
     pub fn json_schema() -> Value {
-        output_schema_for::<Self>()
+        let mut schema = output_schema_for::<Self>();
+        // A document of its own, read by code generators, which name the root type by it.
+        if let Value::Object(map) = &mut schema {
+            map.insert("title".to_owned(), "Card".into());
+        }
+        schema
     }
 
     /// The kind, as serialized in the `card` tag.

@@ -205,6 +205,16 @@ pub fn input_schema_for<T: JsonSchema + ?Sized>() -> Value {
         schema = json!({"type": "object"});
     }
     bound_numbers(&mut schema, 0);
+    without_root_title(schema)
+}
+
+/// A derived schema without the `title` schemars gives its root: the Rust type's name, which
+/// tells a model nothing and lengthens every listing (named subschemas keep their `$defs`
+/// keys).
+fn without_root_title(mut schema: Value) -> Value {
+    if let Value::Object(map) = &mut schema {
+        map.remove("title");
+    }
     schema
 }
 
@@ -242,17 +252,19 @@ fn bound_numbers(schema: &mut Value, depth: usize) {
 }
 
 /// The range a schemars number `format` stands for, as JSON numbers serde reads exactly.
+///
+/// Only ranges narrower than what a JSON integer carries anyway: for 64-bit and wider integers
+/// serde refuses a value that does not fit when it deserializes the arguments (naming the
+/// field), and nineteen-digit bounds would only lengthen every listing a model reads.
+/// (schemars gives unsigned types their `minimum` of 0 itself.)
 fn number_range(format: &str) -> Option<(Value, Value)> {
     Some(match format {
         "int8" => (json!(i8::MIN), json!(i8::MAX)),
         "int16" => (json!(i16::MIN), json!(i16::MAX)),
         "int32" => (json!(i32::MIN), json!(i32::MAX)),
-        // Wider integers are read from JSON only within `i64`/`u64`.
-        "int64" | "int" | "int128" => (json!(i64::MIN), json!(i64::MAX)),
         "uint8" => (json!(0), json!(u8::MAX)),
         "uint16" => (json!(0), json!(u16::MAX)),
         "uint32" => (json!(0), json!(u32::MAX)),
-        "uint64" | "uint" | "uint128" => (json!(0), json!(u64::MAX)),
         "float" => (json!(-f64::from(f32::MAX)), json!(f64::from(f32::MAX))),
         _ => return None,
     })
@@ -266,11 +278,13 @@ fn number_range(format: &str) -> Option<(Value, Value)> {
 /// assert_eq!(output_schema_for::<()>()["type"], "null");
 /// ```
 pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Value {
-    SchemaSettings::draft2020_12()
-        .for_serialize()
-        .into_generator()
-        .into_root_schema_for::<T>()
-        .to_value()
+    without_root_title(
+        SchemaSettings::draft2020_12()
+            .for_serialize()
+            .into_generator()
+            .into_root_schema_for::<T>()
+            .to_value(),
+    )
 }
 
 /// The JSON Schema of what `T` deserializes from, as generated (no object rule, no added
@@ -736,7 +750,12 @@ mod tests {
         let schema = input_schema_for::<Numbers>();
         let properties = &schema["properties"];
         assert_eq!(properties["small"]["maximum"], json!(i32::MAX));
-        assert_eq!(properties["count"]["maximum"], json!(u64::MAX));
+        assert_eq!(properties["count"]["minimum"], json!(0));
+        assert_eq!(
+            properties["count"].get("maximum"),
+            None,
+            "serde bounds 64-bit integers itself"
+        );
         assert_eq!(properties["ratio"]["maximum"], json!(f64::from(f32::MAX)));
         assert_eq!(
             properties["capped"]["maximum"],
