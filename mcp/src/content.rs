@@ -6,22 +6,23 @@ use toolprism::ContentBlock;
 use toolprism::present::ResourceContents;
 
 /// A toolprism block as MCP content.
-pub(crate) fn to_mcp(block: &ContentBlock) -> mcp::ContentBlock {
+pub(crate) fn into_mcp(block: ContentBlock) -> mcp::ContentBlock {
     match block {
-        ContentBlock::Text { text } => mcp::ContentBlock::text(text.clone()),
+        ContentBlock::Text { text } => mcp::ContentBlock::text(text),
         ContentBlock::Image { data, mime_type } => {
-            mcp::ContentBlock::Image(ImageContent::new(data.clone(), mime_type.clone()))
+            mcp::ContentBlock::Image(ImageContent::new(data, mime_type))
         }
         ContentBlock::Audio { data, mime_type } => {
-            mcp::ContentBlock::Audio(AudioContent::new(data.clone(), mime_type.clone()))
+            mcp::ContentBlock::Audio(AudioContent::new(data, mime_type))
         }
         ContentBlock::Resource {
             uri,
             mime_type,
             name,
         } => {
-            let mut link = Resource::new(uri.clone(), name.clone().unwrap_or_else(|| uri.clone()));
-            link.mime_type.clone_from(mime_type);
+            let name = name.unwrap_or_else(|| uri.clone());
+            let mut link = Resource::new(uri, name);
+            link.mime_type = mime_type;
             mcp::ContentBlock::ResourceLink(link)
         }
         ContentBlock::EmbeddedResource {
@@ -31,28 +32,29 @@ pub(crate) fn to_mcp(block: &ContentBlock) -> mcp::ContentBlock {
         } => {
             let contents = match contents {
                 ResourceContents::Text(text) => mcp::ResourceContents::TextResourceContents {
-                    uri: uri.clone(),
-                    mime_type: mime_type.clone(),
-                    text: text.clone(),
+                    uri,
+                    mime_type,
+                    text,
                     meta: None,
                 },
                 ResourceContents::Blob(blob) => mcp::ResourceContents::BlobResourceContents {
-                    uri: uri.clone(),
-                    mime_type: mime_type.clone(),
-                    blob: blob.clone(),
+                    uri,
+                    mime_type,
+                    blob,
                     meta: None,
                 },
-                _ => mcp::ResourceContents::TextResourceContents {
-                    uri: uri.clone(),
-                    mime_type: mime_type.clone(),
-                    text: String::new(),
+                // A kind added later reaches MCP peers as its JSON, like a block's.
+                other => mcp::ResourceContents::TextResourceContents {
+                    uri,
+                    mime_type,
+                    text: serde_json::to_string(&other).unwrap_or_default(),
                     meta: None,
                 },
             };
             mcp::ContentBlock::Resource(EmbeddedResource::new(contents))
         }
         // A kind added to toolprism later reaches MCP peers as its JSON, never not at all.
-        other => mcp::ContentBlock::text(serde_json::to_string(other).unwrap_or_default()),
+        other => mcp::ContentBlock::text(serde_json::to_string(&other).unwrap_or_default()),
     }
 }
 

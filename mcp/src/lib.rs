@@ -37,6 +37,7 @@ mod http;
 mod names;
 #[cfg(feature = "object-store")]
 mod object;
+mod progress;
 mod resources;
 pub mod schema;
 mod server;

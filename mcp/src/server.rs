@@ -23,15 +23,18 @@ use rmcp::model::{
     ReadResourceResponse, ReadResourceResult, ResourceContents, ResourceTemplate,
     ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
+use rmcp::service::{
+    MaybeSendFuture, NotificationContext, RequestContext, RoleServer, SubscriptionContext,
+};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use toolprism::context::Progress;
 use toolprism::pipeline::DispatchOptions;
-use toolprism::{ChangeListener, Registry, Surface, ToolCall, ToolOutcome};
+use toolprism::{ChangeListener, OutcomeParts, Registry, Surface, ToolCall, ToolOutcome};
 
-use crate::content::to_mcp;
+use crate::content::into_mcp;
+use crate::progress::ProgressQueue;
 use crate::resources::{OUTPUT_URI_PREFIX, handle_of, output_uri};
 use crate::schema::{WRAP_PROPERTY, as_object, is_object_rooted, legacy_form, wrap};
 
@@ -94,10 +97,6 @@ impl McpPeer {
             .await
     }
 }
-
-/// Progress reports buffered for one call before newer ones are dropped (a body that reports
-/// faster than the transport sends cannot grow memory without bound).
-const PROGRESS_BUFFER: usize = 256;
 
 /// Serves a [`Registry`] over MCP. Cloning shares it: every connection, session or stateless
 /// HTTP request gets a clone, and the tool lists are built once per change of the registry.
@@ -207,7 +206,7 @@ impl McpServer {
         let listener = registry.on_change(move |generation| {
             sender.send_replace(generation);
         });
-        Self {
+        let server = Self {
             shared: Arc::new(Shared {
                 registry,
                 implementation,
@@ -217,7 +216,11 @@ impl McpServer {
                 _listener: listener,
             }),
             session: Session::new(),
-        }
+        };
+        // Built now, like the registry's schemas: the first client to list does not pay for
+        // it. After a change, the first listing builds the new generation's.
+        server.lists();
+        server
     }
 
     /// The same server for a new connection: the tools and lists shared, the per-connection
@@ -235,7 +238,7 @@ impl McpServer {
         &self.shared.registry
     }
 
-    /// The tool lists of the registry's current generation, built on first use.
+    /// The tool lists of the registry's current generation, built once per generation.
     fn lists(&self) -> Arc<ToolLists> {
         let snapshot = self.shared.registry.snapshot();
         let mut cached = self
@@ -301,15 +304,9 @@ impl McpServer {
         // per call (rmcp's own client sends a token with every request).
         let mut progress = None;
         if let Some(token) = context.meta.get_progress_token() {
-            let (sender, reports) = mpsc::channel::<Progress>(PROGRESS_BUFFER);
-            options = options.progress(move |progress: &Progress| {
-                if sender.try_send(progress.clone()).is_err() {
-                    tracing::debug!(
-                        "progress report dropped: the client reads slower than the tool reports"
-                    );
-                }
-            });
-            progress = Some((token, reports));
+            let queue = Arc::new(ProgressQueue::default());
+            options = options.shared_progress(queue.clone());
+            progress = Some((token, queue));
         }
 
         let mut dispatch = std::pin::pin!(snapshot.dispatch_with(call, Surface::Direct, options));
@@ -320,43 +317,68 @@ impl McpServer {
                     // Dropping the dispatch drops the body where it stands.
                     return Err(ErrorData::internal_error("the call was cancelled by the client", None));
                 }
-                Some(report) = next_report(&mut progress) => {
-                    send_progress(&context, &progress, report).await;
+                () = reports_ready(progress.as_ref()) => {
+                    Box::pin(send_progress(&context.peer, progress.as_ref())).await;
                 }
             }
         };
-        // Every report reaches the client before the result does.
-        while let Some(report) = progress
-            .as_mut()
-            .and_then(|(_, reports)| reports.try_recv().ok())
+        // Every report reaches the client before the result does. (Sending is boxed, here and
+        // above: most calls send none, and the future of one carried inline would make every
+        // call's task larger to spawn.)
+        if progress
+            .as_ref()
+            .is_some_and(|(_, queue)| queue.has_reports())
         {
-            send_progress(&context, &progress, report).await;
+            Box::pin(send_progress(&context.peer, progress.as_ref())).await;
         }
         Ok(CallToolResponse::Complete(to_result(outcome, wrapped)))
     }
+
+    /// The `subscriptions/listen` stream of a 2026-07-28 client: a notification per change of
+    /// the registry, until the client closes it.
+    async fn listen_to_changes(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed != Some(true) {
+            context.cancelled().await;
+            return Ok(());
+        }
+        let mut changes = self.shared.changes.clone();
+        changes.mark_unchanged();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                seen = changes.changed() => {
+                    if seen.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
 }
 
-type ProgressStream = Option<(rmcp::model::ProgressToken, mpsc::Receiver<Progress>)>;
+/// A call's progress token and the queue its reports wait in.
+type ProgressStream = (rmcp::model::ProgressToken, Arc<ProgressQueue<Progress>>);
 
-/// The next progress report, or never when the client asked for none.
-async fn next_report(progress: &mut ProgressStream) -> Option<Progress> {
+/// Ready when a report waits, or never when the client asked for none.
+async fn reports_ready(progress: Option<&ProgressStream>) {
     match progress {
-        Some((_, reports)) => reports.recv().await,
+        Some((_, queue)) => queue.ready().await,
         None => std::future::pending().await,
     }
 }
 
-async fn send_progress(
-    context: &RequestContext<RoleServer>,
-    progress: &ProgressStream,
-    report: Progress,
-) {
-    let Some((token, _)) = progress else { return };
-    let mut param = ProgressNotificationParam::new(token.clone(), report.done);
-    param.total = report.total;
-    param.message = report.message;
-    // A client that went away misses its progress; the result tells it the rest.
-    let _ = context.peer.notify_progress(param).await;
+/// Sends the reports waiting, oldest first.
+async fn send_progress(peer: &rmcp::service::Peer<RoleServer>, progress: Option<&ProgressStream>) {
+    let Some((token, queue)) = progress else {
+        return;
+    };
+    for report in queue.take() {
+        let mut param = ProgressNotificationParam::new(token.clone(), report.done);
+        param.total = report.total;
+        param.message = report.message;
+        // A client that went away misses its progress; the result tells it the rest.
+        let _ = peer.notify_progress(param).await;
+    }
 }
 
 /// An unknown name goes back to the client bounded and printable.
@@ -369,49 +391,64 @@ fn quoted_for_error(name: &str) -> String {
     format!("`{shown}`")
 }
 
-/// Whether the request is of 2026-07-28 or later.
+/// Whether the request is of 2026-07-28 or later: its own `_meta` says, or else the session's
+/// handshake (read in place: `RequestContext::protocol_version` clones it).
 fn is_current(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .protocol_version()
-        .is_some_and(|version| version.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+    let current = |version: &str| version >= ProtocolVersion::V_2026_07_28.as_str();
+    match context.meta.protocol_version() {
+        Some(version) => current(version.as_str()),
+        None => context
+            .peer
+            .peer_info()
+            .is_some_and(|info| current(info.protocol_version.as_str())),
+    }
 }
 
 /// An outcome as an MCP tool result. The value is moved, not copied: it is the largest part.
 pub(crate) fn to_result(outcome: ToolOutcome, wrapped: bool) -> CallToolResult {
-    let mut content: Vec<_> = outcome.content().iter().map(to_mcp).collect();
-    content.extend(
-        outcome
-            .additional_contexts()
-            .iter()
-            .map(|context| rmcp::model::ContentBlock::text(context.text.clone())),
-    );
-    let card = outcome
-        .meta()
-        .map(|card| MetaObject(Map::from_iter([(CARD_META_KEY.to_owned(), card.clone())])));
-    let failure = outcome
-        .error()
-        .and_then(|error| error.info.as_ref())
-        .map(|info| {
-            MetaObject(Map::from_iter([(
-                ERROR_META_KEY.to_owned(),
-                json!({"name": info.name, "code": info.code}),
-            )]))
-        });
-    if let ToolOutcome::Success(success) = outcome {
-        let value = success.into_value().into_value();
-        let structured = if wrapped {
-            Value::Object(Map::from_iter([(WRAP_PROPERTY.to_owned(), value)]))
-        } else {
-            value
-        };
-        let mut result = CallToolResult::structured(structured);
-        result.content = content;
-        result.meta = card;
-        return result;
+    let OutcomeParts {
+        result,
+        content,
+        meta,
+        additional_contexts,
+        ..
+    } = outcome.into_parts();
+    let content = content
+        .into_iter()
+        .map(into_mcp)
+        .chain(
+            additional_contexts
+                .into_iter()
+                .map(|context| rmcp::model::ContentBlock::text(context.text)),
+        )
+        .collect();
+    match result {
+        Ok(value) => {
+            let value = value.into_value();
+            let structured = if wrapped {
+                Value::Object(Map::from_iter([(WRAP_PROPERTY.to_owned(), value)]))
+            } else {
+                value
+            };
+            // Not `CallToolResult::structured`, which prints the value into a text block of its
+            // own: the content is the rendered one.
+            let mut result = CallToolResult::success(content);
+            result.structured_content = Some(structured);
+            result.meta =
+                meta.map(|card| MetaObject(Map::from_iter([(CARD_META_KEY.to_owned(), card)])));
+            result
+        }
+        Err(error) => {
+            let mut result = CallToolResult::error(content);
+            result.meta = error.info.map(|info| {
+                MetaObject(Map::from_iter([(
+                    ERROR_META_KEY.to_owned(),
+                    json!({"name": info.name, "code": info.code}),
+                )]))
+            });
+            result
+        }
     }
-    let mut result = CallToolResult::error(content);
-    result.meta = failure;
-    result
 }
 
 impl ServerHandler for McpServer {
@@ -465,12 +502,15 @@ impl ServerHandler for McpServer {
         Ok(ListToolsResult::with_all_items(tools))
     }
 
-    async fn call_tool(
+    // Not `async fn`s calling `call` and `listen_to_changes`: rmcp spawns a task per request
+    // whose future is as large as the largest of these, and a wrapper would hold the arguments
+    // twice.
+    fn call_tool(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        self.call(request, context).await
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
+        self.call(request, context)
     }
 
     async fn list_resources(
@@ -529,23 +569,12 @@ impl ServerHandler for McpServer {
         Some(accepted)
     }
 
-    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        if context.accepted().tools_list_changed != Some(true) {
-            context.cancelled().await;
-            return Ok(());
-        }
-        let mut changes = self.shared.changes.clone();
-        changes.mark_unchanged();
-        loop {
-            tokio::select! {
-                () = context.cancelled() => return Ok(()),
-                seen = changes.changed() => {
-                    if seen.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
-                        return Ok(());
-                    }
-                }
-            }
-        }
+    fn listen(
+        &self,
+        context: SubscriptionContext,
+    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
+        // Boxed: a stream lives long and is opened once per session.
+        Box::pin(self.listen_to_changes(context))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {

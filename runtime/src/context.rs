@@ -2,7 +2,6 @@
 //! a progress sink, and the other tools of the same snapshot (nested dispatch).
 
 use std::any::{Any, TypeId};
-use std::collections::HashMap;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -296,23 +295,30 @@ impl<T> Deref for State<T> {
     }
 }
 
-/// The host's state, one value per type.
+/// The host's state, one value per type. A list, not a hash map: it holds a handful of types,
+/// and is built per dispatch for extensions.
 #[derive(Clone, Default)]
 pub(crate) struct StateMap {
-    values: HashMap<TypeId, Arc<dyn Any + Send + Sync>>,
+    values: Vec<(TypeId, Arc<dyn Any + Send + Sync>)>,
 }
 
 impl StateMap {
     pub(crate) fn insert<T: Send + Sync + 'static>(&mut self, value: Arc<T>) {
-        self.values.insert(TypeId::of::<T>(), value);
+        let id = TypeId::of::<T>();
+        match self.values.iter_mut().find(|(held, _)| *held == id) {
+            Some((_, slot)) => *slot = value,
+            None => self.values.push((id, value)),
+        }
     }
 
     pub(crate) fn get<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
-        self.values.get(&TypeId::of::<T>())?.clone().downcast().ok()
+        let id = TypeId::of::<T>();
+        let (_, value) = self.values.iter().find(|(held, _)| *held == id)?;
+        value.clone().downcast().ok()
     }
 
     pub(crate) fn contains(&self, id: TypeId) -> bool {
-        self.values.contains_key(&id)
+        self.values.iter().any(|(held, _)| *held == id)
     }
 
     pub(crate) fn len(&self) -> usize {

@@ -61,13 +61,13 @@ pub fn check_depth(value: &Value) -> Result<(), TooDeep> {
     inspect(value).map(|_| ())
 }
 
-/// One walk of `value`: its depth against [`MAX_DEPTH`], and its [`Shape`]. The walk's stack
-/// is a fixed array on the thread's stack (a few kilobytes): no allocation, no recursion.
+/// One walk of `value`: its depth against [`MAX_DEPTH`], and its [`Shape`]. No recursion; the
+/// walk's first frames are on the thread's stack, and only a value that nests deeper than
+/// those allocates.
 pub(crate) fn inspect(value: &Value) -> Result<Shape, TooDeep> {
     let mut shape = Shape::default();
-    // One frame per open array or object: `open` is the current depth.
-    let mut stack = [const { Frame::EMPTY }; MAX_DEPTH];
-    let mut open = 0;
+    // One frame per open array or object.
+    let mut frames = Frames::default();
     let mut next = Some(value);
     loop {
         if let Some(value) = next.take() {
@@ -82,29 +82,71 @@ pub(crate) fn inspect(value: &Value) -> Result<Shape, TooDeep> {
                     Children::None
                 }
                 Value::Null => {
-                    shape.null |= open > 0;
+                    shape.null |= frames.open > 0;
                     Children::None
                 }
                 Value::Bool(_) | Value::String(_) => Children::None,
             };
             if !matches!(children, Children::None) {
-                if open == MAX_DEPTH {
-                    return Err(too_deep(&stack));
+                if frames.open == MAX_DEPTH {
+                    return Err(too_deep(frames.iter()));
                 }
-                stack[open] = Frame {
+                frames.push(Frame {
                     children,
                     at: Segment::Start,
-                };
-                open += 1;
+                });
             }
         }
-        if open == 0 {
+        let Some(top) = frames.top() else {
             return Ok(shape);
-        }
-        match stack[open - 1].next_child() {
+        };
+        match top.next_child() {
             Some(child) => next = Some(child),
-            None => open -= 1,
+            None => frames.pop(),
         }
+    }
+}
+
+/// How many open frames of a walk live on the thread's stack: setting up all [`MAX_DEPTH`] of
+/// them cost more than walking a small value.
+const NEAR_FRAMES: usize = 8;
+
+/// The open frames of a walk, outermost first.
+#[derive(Default)]
+struct Frames<'a> {
+    near: [Frame<'a>; NEAR_FRAMES],
+    far: Vec<Frame<'a>>,
+    open: usize,
+}
+
+impl<'a> Frames<'a> {
+    fn push(&mut self, frame: Frame<'a>) {
+        match self.near.get_mut(self.open) {
+            Some(slot) => *slot = frame,
+            None => self.far.push(frame),
+        }
+        self.open += 1;
+    }
+
+    fn top(&mut self) -> Option<&mut Frame<'a>> {
+        let at = self.open.checked_sub(1)?;
+        match at.checked_sub(NEAR_FRAMES) {
+            None => self.near.get_mut(at),
+            Some(far) => self.far.get_mut(far),
+        }
+    }
+
+    fn pop(&mut self) {
+        self.open -= 1;
+        if self.open >= NEAR_FRAMES {
+            self.far.pop();
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Frame<'a>> {
+        self.near[..self.open.min(NEAR_FRAMES)]
+            .iter()
+            .chain(&self.far)
     }
 }
 
@@ -127,12 +169,16 @@ enum Segment<'a> {
     Key(&'a str),
 }
 
-impl<'a> Frame<'a> {
-    const EMPTY: Self = Frame {
-        children: Children::None,
-        at: Segment::Start,
-    };
+impl Default for Frame<'_> {
+    fn default() -> Self {
+        Frame {
+            children: Children::None,
+            at: Segment::Start,
+        }
+    }
+}
 
+impl<'a> Frame<'a> {
     fn next_child(&mut self) -> Option<&'a Value> {
         match &mut self.children {
             Children::None => None,
@@ -153,10 +199,10 @@ impl<'a> Frame<'a> {
     }
 }
 
-/// The error for an array or object that would open below the frames on `stack`.
-fn too_deep(stack: &[Frame<'_>]) -> TooDeep {
+/// The error for an array or object that would open below `frames`.
+fn too_deep<'a, 'b: 'a>(frames: impl Iterator<Item = &'a Frame<'b>>) -> TooDeep {
     let mut at = String::new();
-    for frame in stack {
+    for frame in frames {
         match frame.at {
             Segment::Start => {}
             Segment::Index(index) => {

@@ -51,7 +51,7 @@ pub use context::ToolContext;
 #[doc(inline)]
 pub use error::ToolError;
 #[doc(inline)]
-pub use outcome::{ToolFailure, ToolOutcome, ToolSuccess};
+pub use outcome::{OutcomeParts, ToolFailure, ToolOutcome, ToolSuccess};
 #[doc(inline)]
 pub use pipeline::Snapshot;
 #[doc(inline)]

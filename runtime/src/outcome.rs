@@ -160,6 +160,34 @@ impl ToolFailure {
     }
 }
 
+/// An outcome taken apart, for a host that hands its parts on (a bridge to another protocol)
+/// and keeps nothing: no part is copied.
+///
+/// ```
+/// # use toolprism::prelude::*;
+/// # use toolprism::OutcomeParts;
+/// # /// Says hello.
+/// # #[tool] fn hello() -> String { "hi".into() }
+/// # let registry = Registry::builder().tool(Hello).build().unwrap();
+/// # let outcome = tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(
+/// #     registry.dispatch(ToolCall::new("c1", "hello", serde_json::json!({})), Surface::Direct));
+/// let OutcomeParts { result, content, .. } = outcome.into_parts();
+/// assert_eq!(result.unwrap().as_value(), &serde_json::json!("hi"));
+/// assert_eq!(content[0].as_text(), Some("hi"));
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct OutcomeParts {
+    /// The canonical value of a success, or the error of a failure.
+    pub result: Result<FrozenValue, FailureError>,
+    /// What the model sees.
+    pub content: Vec<ContentBlock>,
+    /// Presentation metadata, if any.
+    pub meta: Option<Value>,
+    /// Text injected beside the result.
+    pub additional_contexts: Vec<AdditionalContext>,
+}
+
 impl ToolOutcome {
     /// Whether the call failed.
     pub fn is_error(&self) -> bool {
@@ -203,6 +231,24 @@ impl ToolOutcome {
         match self {
             Self::Success(success) => &success.additional_contexts,
             Self::Failure(failure) => &failure.additional_contexts,
+        }
+    }
+
+    /// The outcome taken apart, moving each part out.
+    pub fn into_parts(self) -> OutcomeParts {
+        match self {
+            Self::Success(success) => OutcomeParts {
+                result: Ok(success.value),
+                content: success.content,
+                meta: success.meta,
+                additional_contexts: success.additional_contexts,
+            },
+            Self::Failure(failure) => OutcomeParts {
+                result: Err(failure.error),
+                content: failure.content,
+                meta: failure.meta,
+                additional_contexts: failure.additional_contexts,
+            },
         }
     }
 

@@ -101,8 +101,13 @@ impl Registry {
     }
 
     /// Dispatches one call through a fresh snapshot. See [`Snapshot::dispatch`].
-    pub async fn dispatch(&self, call: ToolCall, surface: Surface) -> ToolOutcome {
-        self.snapshot().dispatch(call, surface).await
+    pub fn dispatch(
+        &self,
+        call: ToolCall,
+        surface: Surface,
+    ) -> impl Future<Output = ToolOutcome> + Send + 'static {
+        let snapshot = self.snapshot();
+        async move { snapshot.dispatch(call, surface).await }
     }
 
     /// Registers one more tool. Its schemas are checked and compiled before the registry is

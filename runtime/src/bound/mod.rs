@@ -229,19 +229,20 @@ pub fn preview(text: &str, cut: &Cut, retained: &RetainedOutput, limits: &BoundL
     preview
 }
 
-/// The text blocks of some content, if together they are over the limits.
-pub(crate) fn oversized_text<'a>(
-    content: &'a [ContentBlock],
-    limits: &BoundLimits,
-) -> Option<Vec<&'a str>> {
+/// Whether the text blocks of some content are together over the limits.
+pub(crate) fn is_oversized(content: &[ContentBlock], limits: &BoundLimits) -> bool {
     let limits = limits.effective();
-    let texts = || content.iter().filter_map(ContentBlock::as_text);
-    let blocks = texts().count();
-    let bytes = texts().map(str::len).sum::<usize>() + blocks.saturating_sub(1);
+    let blocks = text_blocks(content).count();
+    let bytes = text_blocks(content).map(str::len).sum::<usize>() + blocks.saturating_sub(1);
     // A text cannot have more lines than bytes: short texts need no line count.
-    let over = bytes > limits.max_bytes
-        || (bytes > limits.max_lines && texts().map(count_lines).sum::<usize>() > limits.max_lines);
-    over.then(|| texts().collect())
+    bytes > limits.max_bytes
+        || (bytes > limits.max_lines
+            && text_blocks(content).map(count_lines).sum::<usize>() > limits.max_lines)
+}
+
+/// The text blocks of some content, in order.
+pub(crate) fn text_blocks(content: &[ContentBlock]) -> impl Iterator<Item = &str> {
+    content.iter().filter_map(ContentBlock::as_text)
 }
 
 /// The preview of the text blocks `texts` (joined by a newline) once retained.

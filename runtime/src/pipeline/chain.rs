@@ -30,7 +30,7 @@ pub(crate) struct Chain {
     pub(super) call: ExecuteCall,
     pub(super) token: DispatchToken,
     pub(super) progress: Option<Arc<dyn ProgressSink>>,
-    pub(super) extensions: Arc<StateMap>,
+    pub(super) extensions: StateMap,
     pub(super) nesting: usize,
 }
 
@@ -86,7 +86,8 @@ fn settle(chain: &Chain, executed: Executed) -> ToolOutcome {
     chain.normalize(value, None)
 }
 
-async fn run_body(chain: &Arc<Chain>) -> ToolOutcome {
+/// Runs the body, and normalizes what it produced.
+pub(super) async fn run_body(chain: &Arc<Chain>) -> ToolOutcome {
     let Chain { tool, call, .. } = &**chain;
     let cx = ToolContext::new(chain.clone());
     let produced = match contain(|| tool.handler.call(&call.args, cx)).await {

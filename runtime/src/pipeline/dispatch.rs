@@ -7,7 +7,7 @@ use serde_json::Value;
 use tracing::Instrument as _;
 
 use crate::BoxFuture;
-use crate::bound::{RetainError, oversized_text, preview_of, replace_text};
+use crate::bound::{RetainError, is_oversized, preview_of, replace_text, text_blocks};
 use crate::call::{CallArgs, Surface, ToolCall};
 use crate::context::{CallScope, MAX_NESTING, Progress, ProgressSink, StateMap};
 use crate::depth::{self, Shape};
@@ -18,7 +18,7 @@ use crate::schema::{coerce_integral_floats, describe_violations, strip_refused_n
 use crate::text::printable;
 use crate::tool::ToolTable;
 
-use super::chain::{Chain, failure, input_error, run_chain};
+use super::chain::{Chain, failure, input_error, run_body, run_chain};
 use super::policy::{Approval, ApprovalRequest, PostAction, PreDecision};
 use super::stages::Stages;
 use super::wrap::ExecuteCall;
@@ -52,8 +52,8 @@ pub(crate) struct Target<'a> {
 #[non_exhaustive]
 pub struct DispatchOptions {
     pub(crate) progress: Option<Arc<dyn ProgressSink>>,
-    /// Values the host attached to this dispatch, by type.
-    pub(crate) extensions: Arc<StateMap>,
+    /// Values the host attached to this dispatch, by type (none allocates nothing).
+    pub(crate) extensions: StateMap,
     /// How many dispatches enclose this one (0 for a host's own call).
     pub(crate) nesting: usize,
 }
@@ -67,12 +67,20 @@ impl DispatchOptions {
         self
     }
 
+    /// [`progress`](Self::progress) with a sink the host keeps a handle on too (a queue it
+    /// drains), without wrapping it again.
+    #[must_use]
+    pub fn shared_progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
+        self.progress = Some(sink);
+        self
+    }
+
     /// Attaches a value of type `T` to this dispatch, for the body to read with
     /// [`ToolContext::extension`](crate::ToolContext::extension) (one per type; a second
     /// replaces the first). Nested calls the body makes see it too.
     #[must_use]
     pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
-        Arc::make_mut(&mut self.extensions).insert(Arc::new(value));
+        self.extensions.insert(Arc::new(value));
         self
     }
 }
@@ -87,12 +95,15 @@ impl std::fmt::Debug for DispatchOptions {
     }
 }
 
-pub(crate) async fn dispatch(
+/// One dispatch. The work that never waits (resolving, validating, building the call) runs
+/// before the returned future is first polled, so that the future holds only what lives across
+/// an await: a host moves it whole wherever it spawns it.
+pub(crate) fn dispatch(
     target: Target<'_>,
     call: ToolCall,
     surface: Surface,
     options: DispatchOptions,
-) -> ToolOutcome {
+) -> impl Future<Output = ToolOutcome> + Send + '_ {
     let span = tracing::debug_span!(
         "tool_dispatch",
         tool = %printable(call.name(), MAX_ECHOED_NAME),
@@ -101,64 +112,81 @@ pub(crate) async fn dispatch(
     );
     // The last line of defence: a panic in the pipeline itself (a bug here or in a
     // dependency) is a failure too. User code is contained closer to where it runs.
-    let run = std::pin::pin!(run(target, call, surface, options).instrument(span.clone()));
-    let outcome = match contain(|| run).await {
-        Ok(outcome) => outcome,
-        Err(panic) => {
-            tracing::error!(panic, "the dispatch pipeline panicked");
-            failure(FailureError::new(
-                FailureKind::Internal,
-                format!("The call failed because of a bug in the tool runtime: {panic}"),
-            ))
-        }
-    };
-    span.in_scope(|| match &outcome {
-        ToolOutcome::Failure(failure) => {
-            tracing::debug!(code = failure.error.code(), "tool call failed");
-        }
-        ToolOutcome::Success(_) => tracing::trace!("tool call succeeded"),
-    });
-    outcome
+    let started = span.in_scope(|| catch(|| start(target, call, surface, options)));
+    async move {
+        let outcome = match started {
+            Ok(Started::Run(rest)) => {
+                let rest = std::pin::pin!(rest.instrument(span.clone()));
+                contain(|| rest).await.unwrap_or_else(pipeline_panicked)
+            }
+            Ok(Started::Ended(outcome)) => outcome,
+            Err(panic) => pipeline_panicked(panic),
+        };
+        span.in_scope(|| match &outcome {
+            ToolOutcome::Failure(failure) => {
+                tracing::debug!(code = failure.error.code(), "tool call failed");
+            }
+            ToolOutcome::Success(_) => tracing::trace!("tool call succeeded"),
+        });
+        outcome
+    }
 }
 
-async fn run(
+fn pipeline_panicked(panic: String) -> ToolOutcome {
+    tracing::error!(panic, "the dispatch pipeline panicked");
+    failure(FailureError::new(
+        FailureKind::Internal,
+        format!("The call failed because of a bug in the tool runtime: {panic}"),
+    ))
+}
+
+/// How a call stands once the steps that never wait have run.
+enum Started<F> {
+    /// The rest of the call, to run.
+    Run(F),
+    /// The call ended before its body: why.
+    Ended(ToolOutcome),
+}
+
+/// Steps 1–2, which never wait.
+fn start(
     target: Target<'_>,
     call: ToolCall,
     surface: Surface,
     options: DispatchOptions,
-) -> ToolOutcome {
+) -> Started<impl Future<Output = ToolOutcome> + Send> {
     let (id, name, args) = call.into_parts();
     // Measured before anything else touches them: an over-deep value is taken apart here,
     // without recursion, whatever happens to the call next.
     let args = measured_args(args);
 
     if options.nesting > MAX_NESTING {
-        return failure(FailureError::new(
+        return Started::Ended(failure(FailureError::new(
             FailureKind::NestingTooDeep,
             format!(
                 "The call to `{}` was not run: tools calling tools went more than {MAX_NESTING} levels deep.",
                 printable(&name, MAX_ECHOED_NAME)
             ),
-        ));
+        )));
     }
 
     if let Some(reason) = target.refusal {
-        return failure(FailureError::new(
+        return Started::Ended(failure(FailureError::new(
             FailureKind::ToolsDisabled,
             format!("No tools may run now: {reason}"),
-        ));
+        )));
     }
 
     // 1. Resolve the name in this snapshot.
     let Some(tool) = target.table.get(&name) else {
-        return failure(unknown_tool(target.table, &name));
+        return Started::Ended(failure(unknown_tool(target.table, &name)));
     };
 
     // 2. Validate the arguments before anything else sees them, so that policies (and a
     //    human asked to approve) judge well-formed arguments.
     let (mut args, shape) = match args {
         Ok(measured) => measured,
-        Err(problem) => return failure(input_error(tool, &format!("- {problem}"))),
+        Err(problem) => return Started::Ended(failure(input_error(tool, &format!("- {problem}")))),
     };
     let schema = tool.definition.input_schema();
     if !tool.input.is_valid(&args) {
@@ -166,47 +194,66 @@ async fn run(
         let stripped = shape.null && strip_refused_nulls(schema, tool.input_draft_07, &mut args);
         if !(stripped && tool.input.is_valid(&args)) {
             let violations = describe_violations(&tool.input, &args);
-            return failure(input_error(tool, &violations));
+            return Started::Ended(failure(input_error(tool, &violations)));
         }
     }
     if shape.integral_float {
         coerce_integral_floats(schema, tool.input_draft_07, &mut args);
     }
-    let call = ExecuteCall {
-        id,
-        name: tool.definition.shared_name(),
-        args: Arc::new(args),
-        surface,
-    };
-
-    // 3. Pre-execute policies.
-    if let Err(error) = pre_execute(target.stages, &call).await {
-        return failure(error);
-    }
-
-    // 4–7. Wrappers around the body; every success they hand back is normalized.
     let chain = Arc::new(Chain {
         stages: target.stages.clone(),
         table: target.table.clone(),
         tool: tool.clone(),
-        call,
+        call: ExecuteCall {
+            id,
+            name: tool.definition.shared_name(),
+            args: Arc::new(args),
+            surface,
+        },
         token: DispatchToken::fresh(),
         progress: options.progress,
         extensions: options.extensions,
         nesting: options.nesting,
     });
-    let outcome = run_chain(chain.clone(), 0).await;
+    Started::Run(run(chain))
+}
 
-    // 8. Post-execute policies.
-    let outcome = post_execute(&chain, outcome);
+/// Steps 3–9, from the pre-execute policies to bounding.
+#[expect(
+    clippy::manual_async_fn,
+    reason = "an `async fn` would hold its argument twice in its future"
+)]
+fn run(chain: Arc<Chain>) -> impl Future<Output = ToolOutcome> + Send {
+    async move {
+        let stages = &chain.stages;
+        // 3. Pre-execute policies. Boxed, like every await below that may not come: what is
+        //    rare stays out of the dispatch future.
+        if !stages.pre.is_empty()
+            && let Err(error) = Box::pin(pre_execute(stages, &chain.call)).await
+        {
+            return failure(error);
+        }
 
-    // 9. Bound what the model reads. Last, so that a tool's own render limits and every
-    //    policy have run, whatever their registration order. Nested calls never reach model
-    //    context and are not bounded.
-    if surface == Surface::Direct {
-        return bound(&chain, outcome).await;
+        // 4–7. Wrappers around the body; every success they hand back is normalized.
+        let outcome = if stages.wrappers.is_empty() {
+            // No wrapper to hand the chain to: the body runs here, without a boxed step.
+            run_body(&chain).await
+        } else {
+            run_chain(chain.clone(), 0).await
+        };
+
+        // 8. Post-execute policies.
+        let outcome = post_execute(&chain, outcome);
+
+        // 9. Bound what the model reads. Last, so that a tool's own render limits and every
+        //    policy have run, whatever their registration order. Nested calls never reach
+        //    model context and are not bounded.
+        if chain.call.surface == Surface::Direct && is_oversized(outcome.content(), chain.limits())
+        {
+            return Box::pin(bound(&chain, outcome)).await;
+        }
+        outcome
     }
-    outcome
 }
 
 /// The arguments as JSON within [`MAX_DEPTH`](crate::depth::MAX_DEPTH), with their shape; or
@@ -288,9 +335,7 @@ impl CallScope for Chain {
 async fn bound(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
     let limits = chain.limits();
     let preview = {
-        let Some(texts) = oversized_text(outcome.content(), limits) else {
-            return outcome;
-        };
+        let texts: Vec<&str> = text_blocks(outcome.content()).collect();
         let name = chain.tool.name();
         let retained = contain(|| chain.stages.store.retain(&chain.call.id, name, &texts))
             .await

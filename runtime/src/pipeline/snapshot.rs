@@ -69,9 +69,12 @@ impl Snapshot {
     ///
     /// Cancellation is dropping the returned future: no outcome is produced, and the
     /// wrappers and the body are dropped where they stand.
-    pub async fn dispatch(&self, call: ToolCall, surface: Surface) -> ToolOutcome {
+    pub fn dispatch(
+        &self,
+        call: ToolCall,
+        surface: Surface,
+    ) -> impl Future<Output = ToolOutcome> + Send + '_ {
         self.dispatch_with(call, surface, DispatchOptions::default())
-            .await
     }
 
     /// [`dispatch`](Self::dispatch), with options: a sink for the body's progress reports.
@@ -101,18 +104,18 @@ impl Snapshot {
     /// # });
     /// assert_eq!(*reports.lock().unwrap(), [Some("halfway".to_owned()), Some("done".to_owned())]);
     /// ```
-    pub async fn dispatch_with(
+    pub fn dispatch_with(
         &self,
         call: ToolCall,
         surface: Surface,
         options: DispatchOptions,
-    ) -> ToolOutcome {
+    ) -> impl Future<Output = ToolOutcome> + Send + '_ {
         let target = Target {
             table: &self.table,
             stages: &self.stages,
             refusal: self.refusal.as_deref(),
         };
-        dispatch(target, call, surface, options).await
+        dispatch(target, call, surface, options)
     }
 }
 

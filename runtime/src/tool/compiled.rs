@@ -2,6 +2,7 @@
 //! checked and compiled once, and the [`AdvertisedTool`] every snapshot shows of it.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use jsonschema::Validator;
@@ -245,7 +246,7 @@ impl CompiledTool {
 #[derive(Clone, Default)]
 pub(crate) struct ToolTable {
     tools: Vec<Arc<CompiledTool>>,
-    index: HashMap<Arc<str>, usize>,
+    index: HashMap<Arc<str>, usize, BuildHasherDefault<NameHasher>>,
     /// How many changes the registry made before this table: 0 for the one it was built with.
     pub(crate) generation: u64,
 }
@@ -287,5 +288,29 @@ impl ToolTable {
             index,
             generation,
         }
+    }
+}
+
+/// FNV-1a, for the name index: the host registers the names, so nobody who could choose
+/// colliding keys fills the table, and a model's name is hashed in a few instructions instead
+/// of the hundred of `std`'s default hasher.
+#[derive(Clone, Copy)]
+struct NameHasher(u64);
+
+impl Default for NameHasher {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
