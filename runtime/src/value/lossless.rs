@@ -54,8 +54,8 @@ pub fn to_lossless_value<T: ?Sized + Serialize>(value: &T) -> Result<Value, Loss
         .serialize(ValueSerializer { depth: 0 })
         .map_err(|error| {
             // Segments were pushed innermost first, while the error travelled outwards.
-            let path = error
-                .segments
+            let ErrorParts { problem, segments } = *error.0;
+            let path = segments
                 .iter()
                 .rev()
                 .fold(String::new(), |mut path, segment| {
@@ -63,37 +63,38 @@ pub fn to_lossless_value<T: ?Sized + Serialize>(value: &T) -> Result<Value, Loss
                     path.push_str(&segment.replace('~', "~0").replace('/', "~1"));
                     path
                 });
-            LosslessError {
-                path,
-                problem: error.problem,
-            }
+            LosslessError { path, problem }
         })
 }
 
-/// The serializer's error: the problem, and the path to it built up on the way out.
+/// The serializer's error: the problem, and the path to it built up on the way out. Boxed, so
+/// that the `Result` every node of a value returns is no larger than the `Value` in it.
 #[derive(Debug)]
-struct Error {
+struct Error(Box<ErrorParts>);
+
+#[derive(Debug)]
+struct ErrorParts {
     problem: String,
     segments: Vec<String>,
 }
 
 impl Error {
     fn new(problem: impl Into<String>) -> Self {
-        Self {
+        Self(Box::new(ErrorParts {
             problem: problem.into(),
             segments: Vec::new(),
-        }
+        }))
     }
 
     fn within(mut self, segment: impl fmt::Display) -> Self {
-        self.segments.push(segment.to_string());
+        self.0.segments.push(segment.to_string());
         self
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.problem)
+        f.write_str(&self.0.problem)
     }
 }
 
@@ -121,18 +122,32 @@ fn out_of_range(value: impl fmt::Display) -> Error {
     ))
 }
 
-fn insert(map: &mut Map<String, Value>, key: String, value: Value) -> Result<(), Error> {
+/// Inserts a struct field, or says which name two fields share (a rename or a flatten can make
+/// them collide). One search of the map either way: a duplicate has already replaced the
+/// first value, but the error means neither is published.
+fn insert_field(map: &mut Map<String, Value>, key: &str, value: Value) -> Result<(), Error> {
+    match map.insert(key.to_owned(), value) {
+        None => Ok(()),
+        Some(_) => Err(duplicate(key)),
+    }
+}
+
+/// Inserts a map entry whose key was serialized, or says which key two entries share.
+fn insert_entry(map: &mut Map<String, Value>, key: String, value: Value) -> Result<(), Error> {
     use serde_json::map::Entry;
     match map.entry(key) {
         Entry::Vacant(slot) => {
             slot.insert(value);
             Ok(())
         }
-        Entry::Occupied(slot) => Err(Error::new(format!(
-            "two entries serialize to the same key `{}`; one would be lost",
-            slot.key()
-        ))),
+        Entry::Occupied(slot) => Err(duplicate(slot.key())),
     }
+}
+
+fn duplicate(key: &str) -> Error {
+    Error::new(format!(
+        "two entries serialize to the same key `{key}`; one would be lost"
+    ))
 }
 
 /// Serializes one value that `depth` arrays and objects enclose.
@@ -395,7 +410,7 @@ impl MapSerializer {
         let value = value
             .serialize(ValueSerializer { depth: self.depth })
             .map_err(|e| e.within(key))?;
-        insert(&mut self.map, key.to_owned(), value)
+        insert_field(&mut self.map, key, value)
     }
 }
 
@@ -414,7 +429,7 @@ impl ser::SerializeMap for MapSerializer {
         let value = value
             .serialize(ValueSerializer { depth: self.depth })
             .map_err(|e| e.within(&key))?;
-        insert(&mut self.map, key, value)
+        insert_entry(&mut self.map, key, value)
     }
     fn end(self) -> Result<Value, Error> {
         Ok(Value::Object(self.map))
@@ -713,6 +728,12 @@ mod tests {
 
     #[test]
     fn colliding_keys_are_refused() {
+        #[derive(Serialize)]
+        struct Renamed {
+            name: &'static str,
+            #[serde(rename = "name")]
+            label: &'static str,
+        }
         struct Colliding;
         impl Serialize for Colliding {
             fn serialize<S: ser::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -730,6 +751,18 @@ mod tests {
         );
         let error = to_lossless_value(&Colliding).unwrap_err();
         assert!(error.problem().contains("same key `1`"), "{error}");
+
+        // Two struct fields renamed onto one name: serde_derive writes both.
+        let renamed = Renamed {
+            name: "first",
+            label: "second",
+        };
+        assert_eq!(
+            serde_json::to_value(&renamed).unwrap(),
+            json!({"name": "second"})
+        );
+        let error = to_lossless_value(&renamed).unwrap_err();
+        assert!(error.problem().contains("same key `name`"), "{error}");
     }
 
     #[test]
