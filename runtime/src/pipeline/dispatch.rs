@@ -69,6 +69,39 @@ impl DispatchOptions {
 
     /// [`progress`](Self::progress) with a sink the host keeps a handle on too (a queue it
     /// drains), without wrapping it again.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use toolprism::context::{Progress, ProgressSink};
+    /// use toolprism::pipeline::DispatchOptions;
+    /// use toolprism::prelude::*;
+    ///
+    /// #[derive(Default)]
+    /// struct Latest(Mutex<Option<f64>>);
+    ///
+    /// impl ProgressSink for Latest {
+    ///     fn report(&self, progress: &Progress) {
+    ///         *self.0.lock().unwrap() = Some(progress.done);
+    ///     }
+    /// }
+    ///
+    /// /// Works in two steps.
+    /// #[tool]
+    /// async fn work(cx: &ToolContext) -> u8 {
+    ///     cx.progress(1.0, Some(2.0), "halfway");
+    ///     cx.progress(2.0, Some(2.0), "done");
+    ///     2
+    /// }
+    ///
+    /// let registry = Registry::builder().tool(Work).build().unwrap();
+    /// let latest = Arc::new(Latest::default());
+    /// let options = DispatchOptions::default().shared_progress(latest.clone());
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let call = ToolCall::new("c1", "work", serde_json::json!({}));
+    /// registry.snapshot().dispatch_with(call, Surface::Direct, options).await;
+    /// # });
+    /// assert_eq!(*latest.0.lock().unwrap(), Some(2.0));
+    /// ```
     #[must_use]
     pub fn shared_progress(mut self, sink: Arc<dyn ProgressSink>) -> Self {
         self.progress = Some(sink);
