@@ -73,13 +73,26 @@ impl ProgressSink for ProgressQueue<Progress> {
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn a_report_pushed_before_the_wait_is_not_missed() {
+    /// Whether `ready()` completes on its first poll (a broken wake-up fails, never hangs).
+    fn ready_now<T>(queue: &ProgressQueue<T>) -> bool {
+        use std::future::Future as _;
+        use std::task::{Context, Waker};
+        let wait = std::pin::pin!(queue.ready());
+        wait.poll(&mut Context::from_waker(Waker::noop()))
+            .is_ready()
+    }
+
+    #[test]
+    fn a_report_pushed_before_the_wait_is_not_missed() {
         let queue = ProgressQueue::default();
+        assert!(!ready_now(&queue), "nothing pushed yet");
         queue.push(1);
-        queue.ready().await;
+        assert!(queue.has_reports());
+        assert!(ready_now(&queue));
         assert_eq!(queue.take(), [1]);
         assert!(queue.take().is_empty());
+        assert!(!queue.has_reports());
+        assert!(!ready_now(&queue), "the wake-up was used");
     }
 
     #[test]
