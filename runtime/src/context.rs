@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::BoxFuture;
 use crate::call::{Surface, ToolCall};
 use crate::outcome::ToolOutcome;
+use crate::tool::{AdvertisedTool, CompiledTool};
 
 /// How deep nested dispatch may go: a tool calling a tool calling a tool… Past it, the call
 /// fails with [`FailureKind::NestingTooDeep`](crate::error::FailureKind::NestingTooDeep), so a
@@ -45,6 +46,7 @@ pub(crate) trait CallScope: Send + Sync + 'static {
     fn extensions(&self) -> &StateMap;
     fn report(&self, progress: &Progress);
     fn nested(self: Arc<Self>, call: ToolCall) -> BoxFuture<'static, ToolOutcome>;
+    fn tools(&self) -> &[Arc<CompiledTool>];
 }
 
 impl ToolContext {
@@ -187,6 +189,22 @@ impl ToolContext {
     /// ```
     pub fn dispatch(&self, call: ToolCall) -> BoxFuture<'static, ToolOutcome> {
         self.scope.clone().nested(call)
+    }
+
+    /// The tools nested dispatch can reach (those of the call's snapshot), as advertised, in
+    /// registration order: what a program host such as Code Mode offers a program.
+    ///
+    /// ```
+    /// use toolprism::prelude::*;
+    ///
+    /// /// Names the tools it can call.
+    /// #[tool]
+    /// fn peers(cx: &ToolContext) -> Vec<String> {
+    ///     cx.tools().map(|tool| tool.name().to_owned()).collect()
+    /// }
+    /// ```
+    pub fn tools(&self) -> impl ExactSizeIterator<Item = &AdvertisedTool> {
+        self.scope.tools().iter().map(|tool| &tool.definition)
     }
 
     /// A handle for nested dispatch that outlives the borrow of the context: for a program that

@@ -43,7 +43,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -52,7 +52,7 @@ use crate::call::{Surface, ToolCall};
 use crate::depth::check_depth;
 use crate::error::FailureError;
 use crate::outcome::ToolOutcome;
-use crate::pipeline::Snapshot;
+use crate::pipeline::{DispatchOptions, Snapshot};
 use crate::present::ContentBlock;
 use crate::present::{Card, present_call, present_result};
 
@@ -171,6 +171,18 @@ pub struct NestedEvent {
     pub is_error: bool,
 }
 
+impl NestedEvent {
+    fn of(parent_id: &str, id: String, name: String, outcome: &ToolOutcome) -> SessionEvent {
+        SessionEvent::NestedResult(Self {
+            parent_id: parent_id.to_owned(),
+            id,
+            name,
+            content: outcome.content().to_vec(),
+            is_error: outcome.is_error(),
+        })
+    }
+}
+
 /// How a log is written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -266,8 +278,18 @@ pub struct RecordError {
 /// assert_eq!(replayed[0].result.as_ref().unwrap().content, [ContentBlock::text("3")]);
 /// # std::fs::remove_file(&path).unwrap();
 /// ```
-#[derive(Debug)]
+///
+/// Cloning it is an `Arc` clone: the clones append to the same file, one line at a time.
+/// Calls dispatched through [`SessionLog::dispatch`] carry the log with them, so a nested
+/// dispatch they make (a Code Mode program calling tools) is logged as a `nested_result`
+/// under its parent.
+#[derive(Clone, Debug)]
 pub struct SessionLog {
+    inner: Arc<LogFile>,
+}
+
+#[derive(Debug)]
+struct LogFile {
     path: PathBuf,
     file: Mutex<File>,
     options: LogOptions,
@@ -292,16 +314,18 @@ impl SessionLog {
             }
         }
         let log = Self {
-            path,
-            file: Mutex::new(file),
-            options,
+            inner: Arc::new(LogFile {
+                path,
+                file: Mutex::new(file),
+                options,
+            }),
         };
         Ok((log, OpenReport { torn_tail }))
     }
 
     /// Where the log is.
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.inner.path
     }
 
     /// Appends one event, as one line written at once, on a line of its own.
@@ -328,13 +352,17 @@ impl SessionLog {
             )));
         }
         line.push(b'\n');
-        let mut file = self.file.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut file = self
+            .inner
+            .file
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         // Another writer may have left a torn line since the last append: start a fresh one.
         if !ends_with_newline(&mut file)? {
             line.insert(0, b'\n');
         }
         file.write_all(&line)?;
-        if self.options.fsync {
+        if self.inner.options.fsync {
             file.sync_data()?;
         }
         Ok(())
@@ -359,7 +387,8 @@ impl SessionLog {
                 source,
             });
         }
-        let outcome = snapshot.dispatch(call, surface).await;
+        let options = DispatchOptions::default().extension(self.clone());
+        let outcome = snapshot.dispatch_with(call, surface, options).await;
         match self.append(&SessionEvent::ToolResult(ResultEvent::of(&id, &outcome))) {
             Ok(()) => Ok(outcome),
             Err(source) => Err(RecordError {
@@ -379,19 +408,27 @@ impl SessionLog {
     ) -> Result<ToolOutcome, RecordError> {
         let (id, name) = (call.id().to_owned(), call.name().to_owned());
         let outcome = snapshot.dispatch(call, Surface::Nested).await;
-        let event = SessionEvent::NestedResult(NestedEvent {
-            parent_id: parent_id.to_owned(),
-            id,
-            name,
-            content: outcome.content().to_vec(),
-            is_error: outcome.is_error(),
-        });
-        match self.append(&event) {
+        match self.append(&NestedEvent::of(parent_id, id, name, &outcome)) {
             Ok(()) => Ok(outcome),
             Err(source) => Err(RecordError {
                 outcome: Some(outcome),
                 source,
             }),
+        }
+    }
+
+    /// Logs a nested dispatch made during a logged call. Nested dispatch cannot fail for the
+    /// log's sake (the program already has the value), so a write error is reported by
+    /// `tracing` only.
+    pub(crate) fn record_nested(
+        &self,
+        parent_id: &str,
+        id: String,
+        name: String,
+        outcome: &ToolOutcome,
+    ) {
+        if let Err(error) = self.append(&NestedEvent::of(parent_id, id, name, outcome)) {
+            tracing::warn!(parent_id, %error, "a nested result could not be logged");
         }
     }
 

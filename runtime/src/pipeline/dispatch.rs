@@ -15,8 +15,9 @@ use crate::error::{FailureError, FailureKind};
 use crate::outcome::{DispatchToken, ToolOutcome};
 use crate::panic::{catch, contain};
 use crate::schema::{coerce_integral_floats, describe_violations, strip_refused_nulls};
+use crate::session::SessionLog;
 use crate::text::printable;
-use crate::tool::ToolTable;
+use crate::tool::{CompiledTool, ToolTable};
 
 use super::chain::{Chain, failure, input_error, run_body, run_chain};
 use super::policy::{Approval, ApprovalRequest, PostAction, PreDecision};
@@ -358,8 +359,21 @@ impl CallScope for Chain {
                 extensions: self.extensions.clone(),
                 nesting: self.nesting + 1,
             };
-            dispatch(target, call, Surface::Nested, options).await
+            let log = self.extensions.get::<SessionLog>();
+            let (id, name) = match &log {
+                Some(_) => (call.id().to_owned(), call.name().to_owned()),
+                None => (String::new(), String::new()),
+            };
+            let outcome = dispatch(target, call, Surface::Nested, options).await;
+            if let Some(log) = log {
+                log.record_nested(&self.call.id, id, name, &outcome);
+            }
+            outcome
         })
+    }
+
+    fn tools(&self) -> &[Arc<CompiledTool>] {
+        self.table.tools()
     }
 }
 

@@ -1,0 +1,438 @@
+//! TypeScript declarations for the tools a program can call, generated from their schemas:
+//! `declare const tools: { read(args: ReadArgs): Promise<ReadValue>; … }`, with doc comments
+//! from the descriptions.
+//!
+//! Every type is the schema's or wider, never narrower: what the schema says and TypeScript
+//! cannot (`not`, `if`/`then`, patterns, bounds) is left out, and what cannot be written as a
+//! wider type (a `$ref` outside the schema, schemas nested past [`MAX_SCHEMA_DEPTH`]) is
+//! `unknown`. Type names come from tool names (`read_file` → `ReadFileArgs`,
+//! `ReadFileValue`), made unique.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value};
+use toolprism::tool::AdvertisedTool;
+
+/// How deep a schema is followed; deeper parts are `unknown`.
+pub const MAX_SCHEMA_DEPTH: usize = 32;
+
+/// The declarations of `tools`, one member per tool, in the order given.
+///
+/// ```
+/// use toolprism::prelude::*;
+///
+/// /// Adds two numbers.
+/// #[tool]
+/// fn add(a: i64, b: i64) -> i64 { a + b }
+///
+/// let registry = Registry::builder().tool(Add).build().unwrap();
+/// let declarations = toolprism_codemode::declarations(registry.snapshot().definitions());
+/// assert!(declarations.contains("add(args: AddArgs): Promise<AddValue>;"));
+/// assert!(declarations.contains("type AddValue = number;"));
+/// ```
+pub fn declarations<'a>(tools: impl IntoIterator<Item = &'a AdvertisedTool>) -> String {
+    let mut names = TypeNames::default();
+    let mut types = String::new();
+    let mut members = String::new();
+    for tool in tools {
+        let stem = names.unique(&pascal_case(tool.name()));
+        let args = format!("{stem}Args");
+        let value = format!("{stem}Value");
+        for (name, schema) in [(&args, tool.input_schema()), (&value, tool.output_schema())] {
+            let defs = definitions_of(schema);
+            let def_names: HashMap<&str, String> = defs
+                .iter()
+                .flat_map(|defs| defs.keys())
+                .map(|def| {
+                    (
+                        def.as_str(),
+                        names.unique(&format!("{name}_{}", pascal_case(def))),
+                    )
+                })
+                .collect();
+            let writer = Writer {
+                defs,
+                def_names: &def_names,
+            };
+            for (type_name, schema) in std::iter::once((name.as_str(), schema)).chain(
+                defs.iter()
+                    .flat_map(|defs| defs.iter())
+                    .map(|(def, schema)| (def_names[def.as_str()].as_str(), schema)),
+            ) {
+                push_doc(&mut types, description_of(schema), "");
+                let body = writer.type_of(schema, 0, "");
+                let _ = writeln!(types, "type {type_name} = {body};");
+            }
+        }
+        push_doc(&mut members, tool.description(), "  ");
+        let _ = writeln!(
+            members,
+            "  {}(args: {args}): Promise<{value}>;",
+            property_name(tool.name())
+        );
+    }
+    format!("{types}\ndeclare const tools: {{\n{members}}};\n")
+}
+
+/// The `$defs` (or draft-07 `definitions`) at a schema's root, which its `$ref`s name.
+fn definitions_of(schema: &Value) -> Option<&Map<String, Value>> {
+    let root = schema.as_object()?;
+    root.get("$defs")
+        .or_else(|| root.get("definitions"))
+        .and_then(Value::as_object)
+}
+
+/// A schema's description, or nothing.
+fn description_of(schema: &Value) -> &str {
+    schema
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+}
+
+/// Writes the types of one schema, whose `$ref`s name its `$defs`.
+struct Writer<'a> {
+    defs: Option<&'a Map<String, Value>>,
+    /// The type name each definition is declared under.
+    def_names: &'a HashMap<&'a str, String>,
+}
+
+impl Writer<'_> {
+    /// The TypeScript type of a schema: the schema's own set of values, or a wider one.
+    fn type_of(&self, schema: &Value, depth: usize, indent: &str) -> String {
+        if depth > MAX_SCHEMA_DEPTH {
+            return "unknown".to_owned();
+        }
+        let object = match schema {
+            Value::Bool(false) => return "never".to_owned(),
+            Value::Object(object) => object,
+            _ => return "unknown".to_owned(),
+        };
+        if let Some(reference) = object.get("$ref").and_then(Value::as_str) {
+            return self.reference(reference);
+        }
+        if let Some(constant) = object.get("const") {
+            return literal(constant).unwrap_or_else(|| "unknown".to_owned());
+        }
+        if let Some(Value::Array(values)) = object.get("enum") {
+            let literals: Option<Vec<String>> = values.iter().map(literal).collect();
+            return match literals {
+                Some(literals) if !literals.is_empty() => literals.join(" | "),
+                _ => "unknown".to_owned(),
+            };
+        }
+        let mut parts = Vec::new();
+        if let Some(base) = self.base_type(object, depth, indent) {
+            parts.push(base);
+        }
+        for (keyword, separator) in [("anyOf", " | "), ("oneOf", " | "), ("allOf", " & ")] {
+            if let Some(Value::Array(branches)) = object.get(keyword) {
+                if branches.is_empty() {
+                    continue;
+                }
+                let branches: Vec<String> = branches
+                    .iter()
+                    .map(|branch| format!("({})", self.type_of(branch, depth + 1, indent)))
+                    .collect();
+                parts.push(format!("({})", branches.join(separator)));
+            }
+        }
+        match parts.len() {
+            0 => "unknown".to_owned(),
+            1 => parts.remove(0),
+            _ => parts.join(" & "),
+        }
+    }
+
+    /// The type `type` (and the keywords that imply one) describes; `None` when the schema
+    /// leaves it open.
+    fn base_type(&self, object: &Map<String, Value>, depth: usize, indent: &str) -> Option<String> {
+        let types: Vec<&str> = match object.get("type") {
+            Some(Value::String(one)) => vec![one.as_str()],
+            Some(Value::Array(many)) => many.iter().filter_map(Value::as_str).collect(),
+            _ if object.contains_key("properties")
+                || object.contains_key("additionalProperties")
+                || object.contains_key("required") =>
+            {
+                vec!["object"]
+            }
+            _ if object.contains_key("items") || object.contains_key("prefixItems") => {
+                vec!["array"]
+            }
+            _ => return None,
+        };
+        let written: Vec<String> = types
+            .iter()
+            .map(|kind| match *kind {
+                "string" => "string".to_owned(),
+                "number" | "integer" => "number".to_owned(),
+                "boolean" => "boolean".to_owned(),
+                "null" => "null".to_owned(),
+                "array" => self.array(object, depth, indent),
+                "object" => self.object(object, depth, indent),
+                _ => "unknown".to_owned(),
+            })
+            .collect();
+        if written.is_empty() {
+            return Some("never".to_owned());
+        }
+        Some(if written.len() == 1 {
+            written.into_iter().next().unwrap_or_default()
+        } else {
+            written.join(" | ")
+        })
+    }
+
+    fn array(&self, object: &Map<String, Value>, depth: usize, indent: &str) -> String {
+        let rest = match object.get("items") {
+            None | Some(Value::Bool(true)) => Some("unknown".to_owned()),
+            Some(Value::Bool(false)) => None,
+            Some(items) if object.contains_key("prefixItems") || !items.is_array() => {
+                Some(self.type_of(items, depth + 1, indent))
+            }
+            // Draft-07 tuple form: `items` as an array, the rest by `additionalItems`.
+            Some(_) => match object.get("additionalItems") {
+                Some(Value::Bool(false)) => None,
+                Some(more) => Some(self.type_of(more, depth + 1, indent)),
+                None => Some("unknown".to_owned()),
+            },
+        };
+        let prefix = object
+            .get("prefixItems")
+            .or_else(|| object.get("items").filter(|items| items.is_array()))
+            .and_then(Value::as_array);
+        match (prefix, rest) {
+            (None, Some(rest)) => format!("Array<{rest}>"),
+            (None, None) => "[]".to_owned(),
+            (Some(prefix), rest) => {
+                // Items past the prefix may be missing: a tuple of optional elements.
+                let mut elements: Vec<String> = prefix
+                    .iter()
+                    .map(|item| format!("({})?", self.type_of(item, depth + 1, indent)))
+                    .collect();
+                if let Some(rest) = rest {
+                    elements.push(format!("...Array<{rest}>"));
+                }
+                format!("[{}]", elements.join(", "))
+            }
+        }
+    }
+
+    fn object(&self, object: &Map<String, Value>, depth: usize, indent: &str) -> String {
+        let inner = format!("{indent}  ");
+        let required: HashSet<&str> = object
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let properties = object.get("properties").and_then(Value::as_object);
+        let mut members = String::new();
+        for (name, schema) in properties.into_iter().flatten() {
+            push_doc(&mut members, description_of(schema), &inner);
+            let optional = if required.contains(name.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            let _ = writeln!(
+                members,
+                "{inner}{}{optional}: {};",
+                property_name(name),
+                self.type_of(schema, depth + 1, &inner)
+            );
+        }
+        let has_properties = properties.is_some_and(|properties| !properties.is_empty());
+        let others = match object.get("additionalProperties") {
+            // With named properties, other keys may hold anything TypeScript would have to
+            // reconcile with each of them: `unknown` is the only sound index type.
+            _ if object.contains_key("patternProperties") => Some("unknown".to_owned()),
+            Some(Value::Bool(false)) => None,
+            Some(_) if has_properties => Some("unknown".to_owned()),
+            Some(schema) => Some(self.type_of(schema, depth + 1, &inner)),
+            None if has_properties => None,
+            None => Some("unknown".to_owned()),
+        };
+        if let Some(others) = others {
+            let _ = writeln!(members, "{inner}[key: string]: {others};");
+        }
+        if members.is_empty() {
+            return "{}".to_owned();
+        }
+        format!("{{\n{members}{indent}}}")
+    }
+
+    fn reference(&self, reference: &str) -> String {
+        let name = reference
+            .strip_prefix("#/$defs/")
+            .or_else(|| reference.strip_prefix("#/definitions/"));
+        name.and_then(|name| self.def_names.get(name))
+            .filter(|_| self.defs.is_some())
+            .cloned()
+            .unwrap_or_else(|| "unknown".to_owned())
+    }
+}
+
+/// A JSON literal as a TypeScript literal type; `None` for objects and arrays.
+fn literal(value: &Value) -> Option<String> {
+    match value {
+        Value::Null | Value::Bool(_) | Value::String(_) => Some(value.to_string()),
+        Value::Number(number) => Some(if number.as_f64().is_some_and(f64::is_sign_negative) {
+            format!("({number})")
+        } else {
+            number.to_string()
+        }),
+        Value::Array(_) | Value::Object(_) => None,
+    }
+}
+
+/// A property or member name: as is when it is an identifier, quoted otherwise.
+fn property_name(name: &str) -> String {
+    if is_identifier(name) {
+        name.to_owned()
+    } else {
+        Value::String(name.to_owned()).to_string()
+    }
+}
+
+pub(crate) fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|first| first.is_ascii_alphabetic() || first == '_' || first == '$')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+}
+
+/// `read_file`, `read-file`, `read.file` → `ReadFile`; a leading digit gets a `T`.
+fn pascal_case(name: &str) -> String {
+    let mut out = String::new();
+    for word in name.split(|c: char| !c.is_ascii_alphanumeric()) {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            out.push(first.to_ascii_uppercase());
+            out.extend(chars);
+        }
+    }
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'T');
+    }
+    out
+}
+
+/// Type names handed out so far, so two tools never share one.
+#[derive(Default)]
+struct TypeNames(HashSet<String>);
+
+impl TypeNames {
+    fn unique(&mut self, stem: &str) -> String {
+        let mut candidate = stem.to_owned();
+        let mut n = 2;
+        while !self.0.insert(candidate.clone()) {
+            candidate = format!("{stem}{n}");
+            n += 1;
+        }
+        candidate
+    }
+}
+
+/// A `JSDoc` comment; `*/` in the text cannot end it.
+fn push_doc(out: &mut String, text: &str, indent: &str) {
+    let text = text.trim();
+    if text.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{indent}/**");
+    for line in text.lines() {
+        let line = line.replace("*/", "*\\/");
+        let _ = writeln!(out, "{indent} * {}", line.trim_end());
+    }
+    let _ = writeln!(out, "{indent} */");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn type_of(schema: &Value) -> String {
+        let defs = definitions_of(schema);
+        let def_names: HashMap<&str, String> = defs
+            .iter()
+            .flat_map(|defs| defs.keys())
+            .map(|def| (def.as_str(), format!("T_{def}")))
+            .collect();
+        let writer = Writer {
+            defs,
+            def_names: &def_names,
+        };
+        writer.type_of(schema, 0, "")
+    }
+
+    #[test]
+    fn primitive_and_composite_types() {
+        assert_eq!(type_of(&json!({"type": "string"})), "string");
+        assert_eq!(
+            type_of(&json!({"type": ["integer", "null"]})),
+            "number | null"
+        );
+        assert_eq!(type_of(&json!({"enum": ["a", "b"]})), "\"a\" | \"b\"");
+        assert_eq!(type_of(&json!({"const": -1})), "(-1)");
+        assert_eq!(
+            type_of(&json!({"type": "array", "items": {"type": "boolean"}})),
+            "Array<boolean>"
+        );
+        assert_eq!(
+            type_of(&json!({"anyOf": [{"type": "string"}, {"type": "null"}]})),
+            "((string) | (null))"
+        );
+        assert_eq!(
+            type_of(
+                &json!({"type": "object", "properties": {"a b": {"type": "string"}}, "required": ["a b"]})
+            ),
+            "{\n  \"a b\": string;\n}"
+        );
+    }
+
+    #[test]
+    fn what_cannot_be_written_is_unknown_never_wrong() {
+        assert_eq!(
+            type_of(&json!({"$ref": "https://example.com/schema"})),
+            "unknown"
+        );
+        assert_eq!(type_of(&json!({"$ref": "#/$defs/Missing"})), "unknown");
+        assert_eq!(type_of(&json!({"enum": [{"a": 1}]})), "unknown");
+        assert_eq!(type_of(&json!({"not": {"type": "string"}})), "unknown");
+        assert_eq!(
+            type_of(&json!({"type": "string", "pattern": "^a"})),
+            "string"
+        );
+        let mut deep = json!({"type": "string"});
+        for _ in 0..100 {
+            deep = json!({"type": "array", "items": deep});
+        }
+        assert!(type_of(&deep).contains("unknown"));
+    }
+
+    #[test]
+    fn open_objects_keep_an_unknown_index() {
+        assert_eq!(
+            type_of(&json!({"type": "object"})),
+            "{\n  [key: string]: unknown;\n}"
+        );
+        assert_eq!(
+            type_of(&json!({"type": "object", "additionalProperties": {"type": "number"}})),
+            "{\n  [key: string]: number;\n}"
+        );
+    }
+
+    #[test]
+    fn names_are_unique_and_identifiers() {
+        assert_eq!(pascal_case("read_file"), "ReadFile");
+        assert_eq!(pascal_case("9lives"), "T9lives");
+        let mut names = TypeNames::default();
+        assert_eq!(names.unique("ReadFile"), "ReadFile");
+        assert_eq!(names.unique("ReadFile"), "ReadFile2");
+        assert_eq!(property_name("my.tool"), "\"my.tool\"");
+        assert_eq!(property_name("read"), "read");
+    }
+}

@@ -1,0 +1,579 @@
+//! The JavaScript side of a run: a fresh `QuickJS` runtime on a thread of its own, holding
+//! nothing but `tools` and `console`, driven until the program's promise settles or a limit
+//! ends it. Tool calls leave as messages to the host and come back as settled promises.
+//!
+//! A thread per run keeps a busy program off the host's executor: a loop that spins until its
+//! CPU limit blocks this thread, never an async worker.
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use rquickjs::context::EvalOptions;
+use rquickjs::function::{Opt, Rest};
+use rquickjs::promise::PromiseState;
+use rquickjs::{
+    Coerced, Context, Ctx, Exception, Function, Object, Persistent, Promise, Runtime, Type, Value,
+};
+use tokio::sync::mpsc::UnboundedSender;
+use toolprism::FrozenValue;
+
+use crate::convert::{NotJson, to_js, to_json};
+use crate::limits::{Limits, Stop};
+
+/// The file name errors and stack traces give the program.
+pub(crate) const PROGRAM_FILE: &str = "program.js";
+
+/// The program runs as the body of an async function: `await` and `return` work at its top
+/// level. The opening takes one line, so reported lines are shifted back by one.
+const OPENING: &str = "(async () => {\n";
+const CLOSING: &str = "\n})()";
+
+/// What the engine asks of the host.
+#[derive(Debug)]
+pub(crate) enum ToHost {
+    /// Run a tool call; answer with a [`Settled`] of the same `seq`.
+    Call {
+        seq: u64,
+        name: String,
+        args: serde_json::Value,
+    },
+    /// The run is over.
+    Done(RunEnd),
+}
+
+/// A tool call's answer.
+#[derive(Debug)]
+pub(crate) struct Settled {
+    pub(crate) seq: u64,
+    pub(crate) reply: Result<FrozenValue, CallError>,
+}
+
+/// A failed tool call, as the program's `catch` sees it.
+#[derive(Clone, Debug)]
+pub(crate) struct CallError {
+    pub(crate) name: String,
+    pub(crate) code: String,
+    pub(crate) message: String,
+}
+
+/// How a run ended.
+#[derive(Debug)]
+pub(crate) struct RunEnd {
+    pub(crate) logs: Vec<String>,
+    pub(crate) outcome: Result<Option<serde_json::Value>, Failure>,
+}
+
+/// A run that ended without a result.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) stop: Stop,
+    /// What happened, and where (`line 3, column 7`), when the engine knows.
+    pub(crate) detail: String,
+}
+
+impl Failure {
+    fn new(stop: Stop, detail: impl Into<String>) -> Self {
+        Self {
+            stop,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// What a run needs: the program, the tools it may call, its limits.
+#[derive(Debug)]
+pub(crate) struct Program {
+    pub(crate) code: String,
+    pub(crate) tools: Vec<String>,
+    pub(crate) limits: Limits,
+}
+
+/// Starts a run on its own thread. The thread ends by sending [`ToHost::Done`] (unless the
+/// host is gone); `cancel` ends it early, from any thread.
+pub(crate) fn spawn(
+    program: Program,
+    to_host: UnboundedSender<ToHost>,
+    from_host: Receiver<Settled>,
+    cancel: Arc<AtomicBool>,
+) -> std::io::Result<()> {
+    // Room for QuickJS's own stack limit, plus the host code around it.
+    let stack = program.limits.max_stack_bytes() + (4 << 20);
+    std::thread::Builder::new()
+        .name("toolprism-codemode".to_owned())
+        .stack_size(stack)
+        .spawn(move || {
+            let end = catch_unwind(AssertUnwindSafe(|| {
+                run(&program, &to_host, &from_host, &cancel)
+            }))
+            .unwrap_or_else(|_| RunEnd {
+                logs: Vec::new(),
+                outcome: Err(Failure::new(Stop::Engine, "the engine panicked")),
+            });
+            let _ = to_host.send(ToHost::Done(end));
+        })
+        .map(drop)
+}
+
+/// The `resolve` and `reject` of a tool call's promise, kept until the call settles.
+type Resolvers = (Persistent<Function<'static>>, Persistent<Function<'static>>);
+
+/// The state the program's native functions share with the loop.
+struct Shared {
+    /// Why the run must end, set by a limit; read by the interrupt handler.
+    stop: Rc<Cell<Option<Stop>>>,
+    logs: RefCell<Vec<String>>,
+    log_bytes: Cell<usize>,
+    calls: Cell<usize>,
+    pending: RefCell<HashMap<u64, Resolvers>>,
+    to_host: UnboundedSender<ToHost>,
+    limits: Limits,
+}
+
+impl Shared {
+    fn end(&self, stop: Stop) {
+        if self.stop.get().is_none() {
+            self.stop.set(Some(stop));
+        }
+    }
+}
+
+fn run(
+    program: &Program,
+    to_host: &UnboundedSender<ToHost>,
+    from_host: &Receiver<Settled>,
+    cancel: &Arc<AtomicBool>,
+) -> RunEnd {
+    let limits = program.limits;
+    let failed = |detail: &str| RunEnd {
+        logs: Vec::new(),
+        outcome: Err(Failure::new(Stop::Engine, detail)),
+    };
+    let Ok(runtime) = Runtime::new() else {
+        return failed("QuickJS could not start");
+    };
+    runtime.set_memory_limit(limits.max_memory_bytes());
+    runtime.set_max_stack_size(limits.max_stack_bytes());
+    let stop = Rc::new(Cell::new(None));
+    let started = Instant::now();
+    let deadline = started + limits.max_wall_time();
+    runtime.set_interrupt_handler(Some(Box::new({
+        let stop = stop.clone();
+        let cancel = cancel.clone();
+        let clock = CpuClock::start();
+        move || {
+            if stop.get().is_none() {
+                if Instant::now() >= deadline {
+                    stop.set(Some(Stop::WallTime));
+                } else if clock.elapsed() > limits.max_cpu_time() {
+                    stop.set(Some(Stop::CpuTime));
+                }
+            }
+            stop.get().is_some() || cancel.load(Ordering::Relaxed)
+        }
+    })));
+    let Ok(context) = Context::full(&runtime) else {
+        return failed("QuickJS could not make a context");
+    };
+    let shared = Shared {
+        stop,
+        logs: RefCell::new(Vec::new()),
+        log_bytes: Cell::new(0),
+        calls: Cell::new(0),
+        pending: RefCell::new(HashMap::new()),
+        to_host: to_host.clone(),
+        limits,
+    };
+    let shared = Rc::new(shared);
+    let outcome = context.with(|ctx| {
+        let outcome = drive(&ctx, &runtime, program, &shared, from_host, deadline);
+        // Persistent handles must go before the runtime does.
+        shared.pending.borrow_mut().clear();
+        outcome
+    });
+    let logs = shared.logs.take();
+    RunEnd { logs, outcome }
+}
+
+/// Installs the globals, starts the program and runs its event loop to the end.
+fn drive<'js>(
+    ctx: &Ctx<'js>,
+    runtime: &Runtime,
+    program: &Program,
+    shared: &Rc<Shared>,
+    from_host: &Receiver<Settled>,
+    deadline: Instant,
+) -> Result<Option<serde_json::Value>, Failure> {
+    install(ctx, program, shared).map_err(|error| engine_failure(ctx, runtime, shared, error))?;
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = true;
+    options.filename = Some(PROGRAM_FILE.to_owned());
+    let source = format!("{OPENING}{}{CLOSING}", program.code);
+    let promise: Promise<'js> = match ctx.eval_with_options(source, options) {
+        Ok(promise) => promise,
+        Err(error) => return Err(engine_failure(ctx, runtime, shared, error)),
+    };
+    loop {
+        while ctx.execute_pending_job() {
+            if shared.stop.get().is_some() {
+                break;
+            }
+        }
+        if let Some(stop) = shared.stop.get() {
+            return Err(Failure::new(stop, ""));
+        }
+        match promise.state() {
+            PromiseState::Resolved => {
+                return match promise.result::<Value<'js>>() {
+                    Some(Ok(value)) => result_of(ctx, runtime, shared, &value),
+                    _ => Err(Failure::new(
+                        Stop::Engine,
+                        "the settled result could not be read",
+                    )),
+                };
+            }
+            PromiseState::Rejected => {
+                // `result` throws the rejection into the context, where `catch` takes it.
+                let _ = promise.result::<Value<'js>>();
+                let error = ctx.catch();
+                return Err(thrown(ctx, runtime, shared, &error));
+            }
+            PromiseState::Pending => {}
+        }
+        if shared.pending.borrow().is_empty() {
+            return Err(Failure::new(
+                Stop::NeverSettled,
+                "no tool call is running and no job is queued, so the program can never finish \
+                 (a promise nothing resolves?)",
+            ));
+        }
+        let Some(remaining) = deadline.checked_duration_since(Instant::now()) else {
+            return Err(Failure::new(Stop::WallTime, "while waiting on tool calls"));
+        };
+        let settled = match from_host.recv_timeout(remaining) {
+            Ok(settled) => settled,
+            Err(RecvTimeoutError::Timeout) => {
+                return Err(Failure::new(Stop::WallTime, "while waiting on tool calls"));
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(Failure::new(Stop::Engine, "the host went away"));
+            }
+        };
+        settle(ctx, shared, settled)
+            .map_err(|error| engine_failure(ctx, runtime, shared, error))?;
+    }
+}
+
+/// The program's value as the run's result: `undefined` is no result.
+fn result_of<'js>(
+    ctx: &Ctx<'js>,
+    runtime: &Runtime,
+    shared: &Shared,
+    value: &Value<'js>,
+) -> Result<Option<serde_json::Value>, Failure> {
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    match to_json(ctx, value, "result", shared.limits.max_result_bytes()) {
+        Ok(json) => Ok(Some(json)),
+        Err(NotJson::Value(problem)) => Err(Failure::new(Stop::NotJson, problem)),
+        Err(NotJson::TooLarge) => Err(Failure::new(Stop::ResultSize, "")),
+        Err(NotJson::Engine(error)) => Err(engine_failure(ctx, runtime, shared, error)),
+    }
+}
+
+/// Resolves or rejects the promise a tool call returned.
+fn settle(ctx: &Ctx<'_>, shared: &Shared, settled: Settled) -> rquickjs::Result<()> {
+    let Some((resolve, reject)) = shared.pending.borrow_mut().remove(&settled.seq) else {
+        return Ok(());
+    };
+    let (resolve, reject) = (resolve.restore(ctx)?, reject.restore(ctx)?);
+    let error = match settled.reply {
+        Ok(value) => match to_js(ctx, value.as_value())? {
+            Ok(value) => return resolve.call::<_, ()>((value,)),
+            Err(problem) => CallError {
+                name: "ToolValueError".to_owned(),
+                code: "VALUE_NOT_REPRESENTABLE".to_owned(),
+                message: problem,
+            },
+        },
+        Err(error) => error,
+    };
+    reject.call::<_, ()>((error_object(ctx, &error)?,))
+}
+
+/// An `Error` carrying a failed call's `name`, `code` and `message`.
+fn error_object<'js>(ctx: &Ctx<'js>, error: &CallError) -> rquickjs::Result<Value<'js>> {
+    let exception = Exception::from_message(ctx.clone(), &error.message)?;
+    let object = exception.as_object();
+    object.set("name", error.name.as_str())?;
+    object.set("code", error.code.as_str())?;
+    Ok(exception.into_value())
+}
+
+/// `tools` and `console`, the only globals a program gets beyond the language's own.
+fn install<'js>(ctx: &Ctx<'js>, program: &Program, shared: &Rc<Shared>) -> rquickjs::Result<()> {
+    let globals = ctx.globals();
+    let tools = Object::new(ctx.clone())?;
+    for name in &program.tools {
+        let shared = shared.clone();
+        let tool = name.clone();
+        let function = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Opt<Value<'js>>| {
+            call_tool(&ctx, &shared, &tool, args.0)
+        })?
+        .with_name(name.as_str())?;
+        tools.set(name.as_str(), function)?;
+    }
+    freeze(ctx, &tools)?;
+    globals.set("tools", tools)?;
+    let console = Object::new(ctx.clone())?;
+    for (method, prefix) in [
+        ("log", ""),
+        ("info", ""),
+        ("debug", ""),
+        ("warn", "warn: "),
+        ("error", "error: "),
+    ] {
+        let shared = shared.clone();
+        let function = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Rest<Value<'js>>| {
+            log(&ctx, &shared, prefix, &args.0)
+        })?
+        .with_name(method)?;
+        console.set(method, function)?;
+    }
+    freeze(ctx, &console)?;
+    globals.set("console", console)?;
+    Ok(())
+}
+
+fn freeze<'js>(ctx: &Ctx<'js>, object: &Object<'js>) -> rquickjs::Result<()> {
+    let freeze: Function<'js> = ctx
+        .globals()
+        .get::<_, Object<'js>>("Object")?
+        .get("freeze")?;
+    freeze.call::<_, ()>((object.clone(),))
+}
+
+/// `tools.<name>(args)`: a promise of the call's canonical value.
+fn call_tool<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Shared,
+    tool: &str,
+    args: Option<Value<'js>>,
+) -> rquickjs::Result<Value<'js>> {
+    let calls = shared.calls.get() + 1;
+    shared.calls.set(calls);
+    if calls > shared.limits.max_tool_calls() {
+        shared.end(Stop::ToolCalls);
+        return Err(Exception::throw_internal(
+            ctx,
+            "the tool call limit is reached",
+        ));
+    }
+    let (promise, resolve, reject) = ctx.promise()?;
+    let args = match args.filter(|args| !args.is_undefined()) {
+        None => Ok(serde_json::Value::Object(serde_json::Map::new())),
+        Some(args) => match to_json(ctx, &args, "args", shared.limits.max_result_bytes()) {
+            Ok(args) => Ok(args),
+            Err(NotJson::Value(problem)) => Err(problem),
+            Err(NotJson::TooLarge) => Err(format!(
+                "the arguments are larger than {} bytes as JSON",
+                shared.limits.max_result_bytes()
+            )),
+            Err(NotJson::Engine(error)) => return Err(error),
+        },
+    };
+    match args {
+        Ok(args) => {
+            let seq = calls as u64;
+            shared.pending.borrow_mut().insert(
+                seq,
+                (
+                    Persistent::save(ctx, resolve),
+                    Persistent::save(ctx, reject),
+                ),
+            );
+            let call = ToHost::Call {
+                seq,
+                name: tool.to_owned(),
+                args,
+            };
+            if shared.to_host.send(call).is_err() {
+                shared.end(Stop::Engine);
+            }
+        }
+        Err(problem) => {
+            let error = CallError {
+                name: "ToolInputError".to_owned(),
+                code: "INVALID_TOOL_INPUT".to_owned(),
+                message: format!("The arguments to `{tool}` are not JSON: {problem}"),
+            };
+            reject.call::<_, ()>((error_object(ctx, &error)?,))?;
+        }
+    }
+    Ok(promise.into_value())
+}
+
+/// `console.*`: one line, its values separated by spaces, as `console.log` shows them.
+fn log<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Shared,
+    prefix: &str,
+    values: &[Value<'js>],
+) -> rquickjs::Result<()> {
+    let mut line = prefix.to_owned();
+    for (index, value) in values.iter().enumerate() {
+        if index > 0 {
+            line.push(' ');
+        }
+        line.push_str(&shown(ctx, value)?);
+    }
+    let bytes = shared.log_bytes.get() + line.len() + 1;
+    if bytes > shared.limits.max_log_bytes() {
+        shared.end(Stop::Logs);
+        return Err(Exception::throw_internal(ctx, "the log limit is reached"));
+    }
+    shared.log_bytes.set(bytes);
+    shared.logs.borrow_mut().push(line);
+    Ok(())
+}
+
+/// A value as a log line shows it: strings as they are, errors as `Name: message`, data as
+/// JSON, anything else as `String(value)` would.
+fn shown<'js>(ctx: &Ctx<'js>, value: &Value<'js>) -> rquickjs::Result<String> {
+    match value.type_of() {
+        Type::String => return value.get::<String>(),
+        Type::Exception | Type::Undefined | Type::Function | Type::Constructor | Type::Symbol => {}
+        _ => {
+            if let Ok(Some(json)) = ctx.json_stringify(value.clone()) {
+                return json.to_string();
+            }
+            // A cycle or a BigInt: JSON.stringify threw; show it as String() does.
+            let _ = ctx.catch();
+        }
+    }
+    if let Ok(text) = value.get::<Coerced<String>>() {
+        Ok(text.0)
+    } else {
+        let _ = ctx.catch();
+        Ok(format!("[{}]", value.type_name()))
+    }
+}
+
+/// A thrown value, as the failure the model is told about.
+fn thrown<'js>(ctx: &Ctx<'js>, runtime: &Runtime, shared: &Shared, error: &Value<'js>) -> Failure {
+    if let Some(stop) = shared.stop.get() {
+        return Failure::new(stop, "");
+    }
+    let Some(exception) = error.as_exception() else {
+        // QuickJS throws `null` when even the out-of-memory error could not be allocated.
+        let usage = runtime.memory_usage();
+        let near_limit = usize::try_from(usage.malloc_size).unwrap_or(usize::MAX)
+            >= shared.limits.max_memory_bytes() / 4 * 3;
+        if error.is_null() && near_limit {
+            return Failure::new(Stop::Memory, "");
+        }
+        let shown = shown(ctx, error).unwrap_or_default();
+        return Failure::new(Stop::Exception, format!("the program threw {shown}"));
+    };
+    let name: String = exception.get("name").unwrap_or_default();
+    let message = exception.message().unwrap_or_default();
+    let place = exception
+        .stack()
+        .as_deref()
+        .and_then(first_program_location)
+        .map(|(line, column)| format!(" at line {line}, column {column}"))
+        .unwrap_or_default();
+    let stop = match (name.as_str(), message.as_str()) {
+        ("SyntaxError", _) if is_compile_error(exception) => Stop::Syntax,
+        ("InternalError", "out of memory") => Stop::Memory,
+        ("RangeError", "Maximum call stack size exceeded") => Stop::Stack,
+        _ => Stop::Exception,
+    };
+    let code: Option<String> = exception.get("code").ok();
+    let code = code.map(|code| format!(" ({code})")).unwrap_or_default();
+    Failure::new(stop, format!("{name}{code}: {message}{place}"))
+}
+
+/// A syntax error the parser raised (its stack is only the location), not one the program
+/// threw at run time (`JSON.parse`, `new SyntaxError`), whose stack has a frame.
+fn is_compile_error(exception: &Exception<'_>) -> bool {
+    exception.stack().is_some_and(|stack| {
+        stack.lines().all(|line| {
+            !line.trim_start().starts_with("at ")
+                || line
+                    .trim_start()
+                    .starts_with(&format!("at {PROGRAM_FILE}:"))
+        })
+    })
+}
+
+/// The first `program.js:line:column` of a stack trace, as the program's own line numbers.
+fn first_program_location(stack: &str) -> Option<(u32, u32)> {
+    stack.lines().find_map(|frame| {
+        let at = frame.find(&format!("{PROGRAM_FILE}:"))? + PROGRAM_FILE.len() + 1;
+        let rest = &frame[at..];
+        let end = rest
+            .find(|c: char| !c.is_ascii_digit() && c != ':')
+            .unwrap_or(rest.len());
+        let (line, column) = rest[..end].split_once(':')?;
+        let line: u32 = line.parse().ok()?;
+        Some((
+            line.checked_sub(1).filter(|line| *line > 0)?,
+            column.parse().ok()?,
+        ))
+    })
+}
+
+/// A failure of the engine itself (or a limit that surfaced as an exception).
+fn engine_failure(
+    ctx: &Ctx<'_>,
+    runtime: &Runtime,
+    shared: &Shared,
+    error: rquickjs::Error,
+) -> Failure {
+    if let Some(stop) = shared.stop.get() {
+        return Failure::new(stop, "");
+    }
+    match error {
+        rquickjs::Error::Exception => {
+            let thrown_value = ctx.catch();
+            thrown(ctx, runtime, shared, &thrown_value)
+        }
+        other => Failure::new(Stop::Engine, other.to_string()),
+    }
+}
+
+/// CPU time of the engine's thread (wall time where the platform has no thread clock).
+struct CpuClock {
+    start: Duration,
+}
+
+impl CpuClock {
+    fn start() -> Self {
+        Self { start: Self::now() }
+    }
+
+    fn elapsed(&self) -> Duration {
+        Self::now().saturating_sub(self.start)
+    }
+
+    #[cfg(unix)]
+    fn now() -> Duration {
+        use nix::time::{ClockId, clock_gettime};
+        clock_gettime(ClockId::CLOCK_THREAD_CPUTIME_ID).map_or(Duration::ZERO, Duration::from)
+    }
+
+    #[cfg(not(unix))]
+    fn now() -> Duration {
+        use std::sync::OnceLock;
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        EPOCH.get_or_init(Instant::now).elapsed()
+    }
+}

@@ -1,0 +1,232 @@
+//! Code Mode for toolprism: the model writes a JavaScript program, the program calls tools,
+//! and every call gives the program the tool's **canonical value** — validated against its
+//! output schema, with no presentation, no card, no bounding — instead of text to scrape.
+//!
+//! [`CodeMode`] makes a `run_code` tool whose description declares the other tools in
+//! TypeScript ([`declarations`]). A run is a fresh `QuickJS` runtime on a thread of its own,
+//! holding nothing but `tools` and `console`: no `require`, no `import`, no file system, no
+//! network, no timers. Inside it, `tools.<name>(args)` is a nested dispatch
+//! ([`ToolContext::dispatch`](toolprism::ToolContext::dispatch)): input validation, policies
+//! and output validation apply, a failure throws an `Error` with `name`, `code` and
+//! `message`. The run returns `{ logs, result? }`; only that outer result is rendered,
+//! bounded and carded for the model.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolprism::prelude::*;
+//! use toolprism_codemode::CodeMode;
+//!
+//! /// Adds two numbers.
+//! #[tool]
+//! fn add(a: i64, b: i64) -> i64 { a + b }
+//!
+//! let registry = Registry::builder().tool(Add).build().unwrap();
+//! CodeMode::new().register(&registry).unwrap();
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let program = "const sum = await tools.add({a: 1, b: 2});\nconsole.log('sum', sum);\nreturn sum * 10;";
+//! let call = ToolCall::new("c1", "run_code", json!({ "code": program }));
+//! let outcome = registry.dispatch(call, Surface::Direct).await;
+//! assert_eq!(outcome.value().unwrap(), &json!({"logs": ["sum 3"], "result": 30}));
+//! # });
+//! ```
+//!
+//! # Limits
+//!
+//! Each run is bounded by [`Limits`] — heap, stack, CPU time, wall time, tool calls,
+//! concurrent calls, log bytes, result bytes — and each way a run can end without a result
+//! has its own failure code ([`Stop`]): a syntax error, an uncaught exception (with its line
+//! and column), a limit, a result that is not JSON. The host keeps running and a later run is
+//! unaffected: every run has its own runtime. Dropping the `run_code` future drops the
+//! nested calls in flight and stops the engine.
+//!
+//! # Values, losslessly
+//!
+//! A program's result (and each call's arguments) is read without `JSON.stringify`'s silent
+//! changes: `NaN`, `Infinity`, `undefined`, functions, `BigInt`, cycles, and objects that are
+//! not plain (`Map`, `Date`…) fail the run naming the path (`result.rows[2].size`). A tool
+//! value holding an integer JavaScript cannot represent exactly (beyond ±2^53 − 1) is refused
+//! to the program (`VALUE_NOT_REPRESENTABLE`) rather than rounded.
+//!
+//! # Plain JavaScript
+//!
+//! Programs are JavaScript; TypeScript syntax is a syntax error. The declarations are
+//! TypeScript because that is how models read APIs best, and the description says so.
+
+mod convert;
+mod declare;
+mod engine;
+mod host;
+mod limits;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
+use toolprism::tool::AdvertisedTool;
+use toolprism::{RegistrationError, Registry, ToolContext, ToolDef, ToolError};
+
+pub use declare::{MAX_SCHEMA_DEPTH, declarations};
+pub use limits::{Limits, Stop};
+
+use engine::{Failure, Program, RunEnd};
+
+/// The name `run_code` is registered under unless [`CodeMode::name`] says otherwise.
+pub const DEFAULT_TOOL_NAME: &str = "run_code";
+
+/// The failure class (`name`) of a run that ended without a result; the code is its
+/// [`Stop`]'s.
+pub const ERROR_NAME: &str = "CodeModeError";
+
+/// Makes the `run_code` tool: its limits, its name, and the tools it declares.
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct CodeMode {
+    limits: Limits,
+    name: String,
+}
+
+impl Default for CodeMode {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// `run_code`'s arguments.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct RunCodeArgs {
+    /// The program: the body of an async JavaScript function. Use `await` on tool calls and
+    /// `return` the result.
+    pub code: String,
+}
+
+/// `run_code`'s value: what the program logged and what it returned.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunCodeValue {
+    /// `console` output, one entry per call.
+    pub logs: Vec<String>,
+    /// What the program returned; absent when it returned nothing (`undefined`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub result: Option<Value>,
+}
+
+/// A present `result`, even `null`, is `Some`.
+fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
+}
+
+impl CodeMode {
+    /// Code Mode with the default [`Limits`], as `run_code`.
+    pub fn new() -> Self {
+        Self {
+            limits: Limits::default(),
+            name: DEFAULT_TOOL_NAME.to_owned(),
+        }
+    }
+
+    /// The limits of every run.
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The tool's name (default `run_code`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// The `run_code` tool, declaring `tools` in its description. A program can call every
+    /// tool of the snapshot it runs in but `run_code` itself; the declarations say what
+    /// each takes and gives.
+    pub fn tool<'a>(&self, tools: impl IntoIterator<Item = &'a AdvertisedTool>) -> ToolDef {
+        let own = self.name.clone();
+        let declared = declarations(tools.into_iter().filter(|tool| tool.name() != own));
+        let limits = self.limits;
+        ToolDef::builder(self.name.clone())
+            .description(description(&declared))
+            .args::<RunCodeArgs>()
+            .returns::<RunCodeValue>()
+            .handler(move |args: RunCodeArgs, cx: ToolContext| run(args.code, limits, cx))
+            .render(|_, value: &RunCodeValue| render(value))
+            .build()
+    }
+
+    /// Registers `run_code` in `registry`, declaring the tools registered so far. A registry
+    /// whose tools change later should register it again (after
+    /// [`Registry::remove`]) so the declarations follow; calls always see the current tools.
+    pub fn register(&self, registry: &Registry) -> Result<(), RegistrationError> {
+        let snapshot = registry.snapshot();
+        registry.register(self.tool(snapshot.definitions()))
+    }
+}
+
+/// What the model is told `run_code` does, with the declarations of the tools.
+fn description(declarations: &str) -> String {
+    format!(
+        "Runs a JavaScript program that calls tools and computes with their values, and \
+         returns what it logged and what it returned. The program is the body of an async \
+         function: `await` each tool call and `return` the result (any JSON value). \
+         `tools.<name>(args)` returns a promise of the tool's value, typed below; a failed \
+         call throws an Error with `name`, `code` and `message`. Use it to combine several \
+         calls in one step. Write plain JavaScript: no type annotations, no `import` or \
+         `require`, no timers, file system or network.\n\n```ts\n{declarations}```"
+    )
+}
+
+/// Runs one program in the calling tool's context.
+async fn run(code: String, limits: Limits, cx: ToolContext) -> Result<RunCodeValue, ToolError> {
+    let tools = cx
+        .tools()
+        .map(AdvertisedTool::name)
+        .filter(|name| *name != cx.tool_name())
+        .map(str::to_owned)
+        .collect();
+    let program = Program {
+        code,
+        tools,
+        limits,
+    };
+    let RunEnd { logs, outcome } = host::run(program, cx.dispatcher(), cx.call_id()).await;
+    match outcome {
+        Ok(result) => Ok(RunCodeValue { logs, result }),
+        Err(failure) => Err(failed(&limits, &failure, &logs)),
+    }
+}
+
+/// The failure the model is told about: what ended the run, where, and what it had logged.
+fn failed(limits: &Limits, failure: &Failure, logs: &[String]) -> ToolError {
+    let mut message = failure.stop.headline(limits);
+    if !failure.detail.is_empty() {
+        message.push_str(": ");
+        message.push_str(&failure.detail);
+    }
+    message.push('.');
+    if !logs.is_empty() {
+        message.push_str("\n\nLogs before it ended:\n");
+        message.push_str(&logs.join("\n"));
+    }
+    ToolError::new(message)
+        .with_code(failure.stop.code())
+        .with_name(ERROR_NAME)
+}
+
+/// What the model sees of a run: its logs, then its result as JSON.
+fn render(value: &RunCodeValue) -> String {
+    let mut text = String::new();
+    if !value.logs.is_empty() {
+        text.push_str("Logs:\n");
+        text.push_str(&value.logs.join("\n"));
+        text.push_str("\n\n");
+    }
+    match &value.result {
+        Some(result) => {
+            text.push_str("Result:\n");
+            text.push_str(&serde_json::to_string_pretty(result).unwrap_or_default());
+        }
+        None => text.push_str("The program returned nothing."),
+    }
+    text
+}
