@@ -54,6 +54,7 @@ pub fn declarations<'a>(tools: impl IntoIterator<Item = &'a AdvertisedTool>) -> 
             let writer = Writer {
                 defs,
                 def_names: &def_names,
+                root_name: name,
             };
             for (type_name, schema) in std::iter::once((name.as_str(), schema)).chain(
                 defs.iter()
@@ -96,6 +97,8 @@ struct Writer<'a> {
     defs: Option<&'a Map<String, Value>>,
     /// The type name each definition is declared under.
     def_names: &'a HashMap<&'a str, String>,
+    /// The type name of the schema's root, which `#` names (a recursive type).
+    root_name: &'a str,
 }
 
 impl Writer<'_> {
@@ -202,14 +205,26 @@ impl Writer<'_> {
             .get("prefixItems")
             .or_else(|| object.get("items").filter(|items| items.is_array()))
             .and_then(Value::as_array);
+        let count = |keyword: &str| {
+            object
+                .get(keyword)
+                .and_then(Value::as_u64)
+                .and_then(|n| usize::try_from(n).ok())
+        };
+        let (min_items, max_items) = (count("minItems").unwrap_or(0), count("maxItems"));
         match (prefix, rest) {
             (None, Some(rest)) => format!("Array<{rest}>"),
             (None, None) => "[]".to_owned(),
             (Some(prefix), rest) => {
-                // Items past the prefix may be missing: a tuple of optional elements.
+                // Items past `minItems` may be missing; none past `maxItems` are there.
+                let rest = rest.filter(|_| max_items.is_none_or(|max| max > prefix.len()));
                 let mut elements: Vec<String> = prefix
                     .iter()
-                    .map(|item| format!("({})?", self.type_of(item, depth + 1, indent)))
+                    .enumerate()
+                    .map(|(index, item)| {
+                        let optional = if index < min_items { "" } else { "?" };
+                        format!("({}){optional}", self.type_of(item, depth + 1, indent))
+                    })
                     .collect();
                 if let Some(rest) = rest {
                     elements.push(format!("...Array<{rest}>"));
@@ -263,6 +278,9 @@ impl Writer<'_> {
     }
 
     fn reference(&self, reference: &str) -> String {
+        if reference == "#" {
+            return self.root_name.to_owned();
+        }
         let name = reference
             .strip_prefix("#/$defs/")
             .or_else(|| reference.strip_prefix("#/definitions/"));
@@ -364,6 +382,7 @@ mod tests {
         let writer = Writer {
             defs,
             def_names: &def_names,
+            root_name: "T",
         };
         writer.type_of(schema, 0, "")
     }
