@@ -40,7 +40,7 @@ struct Tree {
 
 /// Free-form labels, a nested enum, a flattened map.
 #[derive(Deserialize, Serialize, JsonSchema)]
-struct Labels {
+struct Tagging {
     labels: BTreeMap<String, u32>,
     shapes: Vec<Shape>,
     #[serde(flatten)]
@@ -67,7 +67,7 @@ fn registry(dir: &TempDir) -> Registry {
         .build();
     let labels = ToolDef::builder("label")
         .description("Labels things.")
-        .handler(|labels: Labels, _: ToolContext| async { Ok::<_, ToolError>(labels) })
+        .handler(|tagging: Tagging, _: ToolContext| async { Ok::<_, ToolError>(tagging) })
         .build();
     let builder = tools::register_all(Registry::builder(), &workspace)
         .tool(tree)
