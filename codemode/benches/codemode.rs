@@ -1,1 +1,81 @@
-fn main() {}
+//! Code Mode's costs, each against a baseline measured in the same run:
+//!
+//! - `nested_call`: one `add` dispatched on the nested surface from Rust (`rust`), against
+//!   programs making 0 and 100 awaited `add` calls (`program/0`, `program/100`). A call from
+//!   a program costs `(program/100 − program/0) / 100`; quote it over `rust`.
+//! - `start`: a run that returns at once (`program/0`, a fresh runtime and thread), against a
+//!   direct dispatch of `add` (`direct_add`).
+//!
+//! `cargo bench -p toolprism-codemode --bench codemode`.
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use toolprism::prelude::*;
+use toolprism_codemode::CodeMode;
+
+/// Adds two numbers.
+#[tool]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn registry() -> Registry {
+    let registry = Registry::builder().tool(Add).build().unwrap();
+    CodeMode::new().register(&registry).unwrap();
+    registry
+}
+
+fn program(calls: usize) -> String {
+    format!(
+        "let sum = 0;\nfor (let i = 0; i < {calls}; i++) sum += await tools.add({{a: i, b: 1}});\nreturn sum;"
+    )
+}
+
+fn nested_call(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let registry = registry();
+    let snapshot = registry.snapshot();
+    let mut group = c.benchmark_group("nested_call");
+    group.bench_function("rust", |b| {
+        b.iter(|| {
+            let call = ToolCall::new("n", "add", json!({"a": 1, "b": 2}));
+            let outcome = runtime.block_on(snapshot.dispatch(call, Surface::Nested));
+            black_box(outcome)
+        });
+    });
+    for calls in [0, 100] {
+        let code = program(calls);
+        group.bench_function(format!("program/{calls}"), |b| {
+            b.iter(|| {
+                let call = ToolCall::new("run", "run_code", json!({ "code": code }));
+                let outcome = runtime.block_on(snapshot.dispatch(call, Surface::Direct));
+                assert!(!outcome.is_error(), "{:?}", outcome.error());
+                black_box(outcome)
+            });
+        });
+    }
+    group.finish();
+
+    let mut group = c.benchmark_group("start");
+    group.bench_function("direct_add", |b| {
+        b.iter(|| {
+            let call = ToolCall::new("d", "add", json!({"a": 1, "b": 2}));
+            black_box(runtime.block_on(snapshot.dispatch(call, Surface::Direct)))
+        });
+    });
+    group.bench_function("program/0", |b| {
+        let code = program(0);
+        b.iter(|| {
+            let call = ToolCall::new("run", "run_code", json!({ "code": code }));
+            black_box(runtime.block_on(snapshot.dispatch(call, Surface::Direct)))
+        });
+    });
+    group.finish();
+}
+
+criterion_group!(benches, nested_call);
+criterion_main!(benches);

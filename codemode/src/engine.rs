@@ -1,4 +1,4 @@
-//! The JavaScript side of a run: a fresh `QuickJS` runtime on a thread of its own, holding
+//! The JavaScript side of a run: a fresh QuickJS runtime on a thread of its own, holding
 //! nothing but `tools` and `console`, driven until the program's promise settles or a limit
 //! ends it. Tool calls leave as messages to the host and come back as settled promises.
 //!
@@ -131,6 +131,9 @@ struct Shared {
     log_bytes: Cell<usize>,
     calls: Cell<usize>,
     pending: RefCell<HashMap<u64, Resolvers>>,
+    /// Where the printed JavaScript of a TypeScript program came from.
+    #[cfg(feature = "typescript")]
+    positions: RefCell<crate::typescript::Positions>,
     to_host: UnboundedSender<ToHost>,
     limits: Limits,
 }
@@ -186,6 +189,8 @@ fn run(
         log_bytes: Cell::new(0),
         calls: Cell::new(0),
         pending: RefCell::new(HashMap::new()),
+        #[cfg(feature = "typescript")]
+        positions: RefCell::default(),
         to_host: to_host.clone(),
         limits,
     };
@@ -210,14 +215,25 @@ fn drive<'js>(
     deadline: Instant,
 ) -> Result<Option<serde_json::Value>, Failure> {
     install(ctx, program, shared).map_err(|error| engine_failure(ctx, runtime, shared, error))?;
-    let mut options = EvalOptions::default();
-    options.global = true;
-    options.strict = true;
-    options.filename = Some(PROGRAM_FILE.to_owned());
     let source = format!("{OPENING}{}{CLOSING}", program.code);
-    let promise: Promise<'js> = match ctx.eval_with_options(source, options) {
+    let promise: Promise<'js> = match ctx.eval_with_options(source.as_str(), eval_options()) {
         Ok(promise) => promise,
-        Err(error) => return Err(engine_failure(ctx, runtime, shared, error)),
+        Err(error) => {
+            let failure = engine_failure(ctx, runtime, shared, error);
+            // Nothing ran: a program that does not parse as JavaScript may be TypeScript.
+            #[cfg(feature = "typescript")]
+            if failure.stop == Stop::Syntax
+                && let Some(stripped) = crate::typescript::strip(&source)
+            {
+                *shared.positions.borrow_mut() = stripped.positions;
+                ctx.eval_with_options(stripped.code, eval_options())
+                    .map_err(|error| engine_failure(ctx, runtime, shared, error))?
+            } else {
+                return Err(failure);
+            }
+            #[cfg(not(feature = "typescript"))]
+            return Err(failure);
+        }
     };
     loop {
         while ctx.execute_pending_job() {
@@ -268,6 +284,15 @@ fn drive<'js>(
         settle(ctx, shared, settled)
             .map_err(|error| engine_failure(ctx, runtime, shared, error))?;
     }
+}
+
+/// The program is a script, in strict mode, named [`PROGRAM_FILE`] in stack traces.
+fn eval_options() -> EvalOptions {
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = true;
+    options.filename = Some(PROGRAM_FILE.to_owned());
+    options
 }
 
 /// The program's value as the run's result: `undefined` is no result.
@@ -488,6 +513,7 @@ fn thrown<'js>(ctx: &Ctx<'js>, runtime: &Runtime, shared: &Shared, error: &Value
         .stack()
         .as_deref()
         .and_then(first_program_location)
+        .and_then(|(line, column)| shared.program_position(line, column))
         .map(|(line, column)| format!(" at line {line}, column {column}"))
         .unwrap_or_default();
     let stop = match (name.as_str(), message.as_str()) {
@@ -514,7 +540,7 @@ fn is_compile_error(exception: &Exception<'_>) -> bool {
     })
 }
 
-/// The first `program.js:line:column` of a stack trace, as the program's own line numbers.
+/// The first `program.js:line:column` of a stack trace: a position in the script run.
 fn first_program_location(stack: &str) -> Option<(u32, u32)> {
     stack.lines().find_map(|frame| {
         let at = frame.find(&format!("{PROGRAM_FILE}:"))? + PROGRAM_FILE.len() + 1;
@@ -523,12 +549,26 @@ fn first_program_location(stack: &str) -> Option<(u32, u32)> {
             .find(|c: char| !c.is_ascii_digit() && c != ':')
             .unwrap_or(rest.len());
         let (line, column) = rest[..end].split_once(':')?;
-        let line: u32 = line.parse().ok()?;
-        Some((
-            line.checked_sub(1).filter(|line| *line > 0)?,
-            column.parse().ok()?,
-        ))
+        Some((line.parse().ok()?, column.parse().ok()?))
     })
+}
+
+impl Shared {
+    /// A position in the script run as one in the program the model wrote: through the
+    /// TypeScript map if types were stripped, then past the wrapper's opening line.
+    #[cfg_attr(not(feature = "typescript"), expect(clippy::unused_self))]
+    fn program_position(&self, line: u32, column: u32) -> Option<(u32, u32)> {
+        #[cfg(feature = "typescript")]
+        let (line, column) = {
+            let positions = self.positions.borrow();
+            if positions.is_empty() {
+                (line, column)
+            } else {
+                positions.original(line, column)?
+            }
+        };
+        Some((line.checked_sub(1).filter(|line| *line > 0)?, column))
+    }
 }
 
 /// A failure of the engine itself (or a limit that surfaced as an exception).

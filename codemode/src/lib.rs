@@ -3,7 +3,7 @@
 //! output schema, with no presentation, no card, no bounding — instead of text to scrape.
 //!
 //! [`CodeMode`] makes a `run_code` tool whose description declares the other tools in
-//! TypeScript ([`declarations`]). A run is a fresh `QuickJS` runtime on a thread of its own,
+//! TypeScript ([`declarations`]). A run is a fresh QuickJS runtime on a thread of its own,
 //! holding nothing but `tools` and `console`: no `require`, no `import`, no file system, no
 //! network, no timers. Inside it, `tools.<name>(args)` is a nested dispatch
 //! ([`ToolContext::dispatch`](toolprism::ToolContext::dispatch)): input validation, policies
@@ -47,16 +47,22 @@
 //! value holding an integer JavaScript cannot represent exactly (beyond ±2^53 − 1) is refused
 //! to the program (`VALUE_NOT_REPRESENTABLE`) rather than rounded.
 //!
-//! # Plain JavaScript
+//! # JavaScript, or TypeScript
 //!
-//! Programs are JavaScript; TypeScript syntax is a syntax error. The declarations are
-//! TypeScript because that is how models read APIs best, and the description says so.
+//! The declarations are TypeScript, because that is how models read APIs best, and models
+//! shown TypeScript write it. With the `typescript` feature, a program QuickJS refuses as
+//! JavaScript is stripped of its types by oxc and run, errors mapped back to the lines and
+//! columns the model wrote; types are erased, not checked (the values are: by the output
+//! schemas). Without it, type syntax is a syntax error, and the description asks for plain
+//! JavaScript.
 
 mod convert;
 mod declare;
 mod engine;
 mod host;
 mod limits;
+#[cfg(feature = "typescript")]
+mod typescript;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -165,14 +171,19 @@ impl CodeMode {
 
 /// What the model is told `run_code` does, with the declarations of the tools.
 fn description(declarations: &str) -> String {
+    let language = if cfg!(feature = "typescript") {
+        "Write JavaScript or TypeScript (types are erased, not checked)"
+    } else {
+        "Write plain JavaScript (no type annotations)"
+    };
     format!(
         "Runs a JavaScript program that calls tools and computes with their values, and \
          returns what it logged and what it returned. The program is the body of an async \
          function: `await` each tool call and `return` the result (any JSON value). \
          `tools.<name>(args)` returns a promise of the tool's value, typed below; a failed \
          call throws an Error with `name`, `code` and `message`. Use it to combine several \
-         calls in one step. Write plain JavaScript: no type annotations, no `import` or \
-         `require`, no timers, file system or network.\n\n```ts\n{declarations}```"
+         calls in one step. {language}: no `import` or `require`, no timers, file system \
+         or network.\n\n```ts\n{declarations}```"
     )
 }
 

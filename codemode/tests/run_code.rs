@@ -262,11 +262,6 @@ async fn syntax_errors_and_exceptions_say_where() {
     );
     assert!(message.contains("TypeError"), "{message}");
     assert!(message.contains("line 3, column 3"), "{message}");
-    // TypeScript is not JavaScript: a type annotation is a syntax error.
-    assert_stop(
-        &run(&fixture.registry, "const n: number = 1;").await,
-        Stop::Syntax,
-    );
     // A SyntaxError the program throws is an exception, not a syntax error.
     assert_stop(
         &run(&fixture.registry, "JSON.parse('{');").await,
@@ -572,4 +567,30 @@ async fn the_session_log_holds_each_nested_call_and_replays_the_run_exactly() {
     );
     assert_eq!(result.content, live.content());
     assert_eq!(replayed[0].nested.len(), 3);
+}
+
+#[tokio::test]
+async fn typescript_programs_run_with_their_types_stripped_and_errors_where_they_were_written() {
+    let fixture = fixture(Limits::default());
+    let program = "
+        interface Sum { total: number; parts: number[] }
+        const parts: number[] = [1, 2, 3];
+        const sums = await Promise.all(parts.map((n: number) => tools.add({ a: n, b: n })));
+        const result: Sum = { total: sums.reduce((x: number, y: number) => x + y, 0), parts: sums as number[] };
+        return result;
+    ";
+    assert_eq!(
+        value(&run(&fixture.registry, program).await)["result"],
+        json!({"total": 12, "parts": [2, 4, 6]})
+    );
+    let program =
+        "type Row = { n: number };\nconst rows: Row[] = [];\n\n    (rows[0] as Row).n.toFixed();";
+    let message = assert_stop(&run(&fixture.registry, program).await, Stop::Exception);
+    assert!(message.contains("line 4, column 6"), "{message}");
+    // Neither JavaScript nor TypeScript: the JavaScript syntax error is reported.
+    let message = assert_stop(
+        &run(&fixture.registry, "const a: number = ;").await,
+        Stop::Syntax,
+    );
+    assert!(message.contains("line 1, column"), "{message}");
 }
