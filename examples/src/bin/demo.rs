@@ -1,7 +1,8 @@
 //! The demo: a scripted coding session over a temporary workspace that calls every tool —
 //! including one output too big for the model (spilled, then read back from where it was
-//! kept), one call a policy denies, and one invalid input — and prints, per call, what the
-//! model sees, the canonical value programs get, and the card a UI shows.
+//! kept), one call a policy denies, one invalid input, and a Code Mode program that combines
+//! `grep` and `read` and computes with their values — and prints, per call, what the model
+//! sees, the canonical value programs get, and the card a UI shows.
 //!
 //! `cargo run -p toolprism-examples --bin demo` — no network, no API key. The session is
 //! also logged; `cargo run -p toolprism-examples --bin transcript -- <log>` replays it.
@@ -15,8 +16,20 @@ use toolprism::pipeline::{ExecuteCall, PreDecision};
 use toolprism::prelude::*;
 use toolprism::present::present_result;
 use toolprism::session::{LogOptions, SessionLog};
+use toolprism_codemode::CodeMode;
 use toolprism_examples::terminal::{self, shorten};
 use toolprism_examples::tools::{self, Workspace};
+
+/// What a model writes for Code Mode: tools called as functions, their values used as data.
+const PROGRAM: &str = r#"const found = await tools.grep({ pattern: "answer" });
+const files = [...new Set(found.matches.map((m) => m.path))];
+const lines: Record<string, number> = {};
+for (const path of files) {
+  const file = await tools.read({ path });
+  if (file.kind === "text") lines[path] = file.total_lines;
+}
+console.log(`${found.matches.length} matches in ${files.length} files`);
+return lines;"#;
 
 /// Refuses destructive commands outright.
 fn no_destruction(call: &ExecuteCall) -> PreDecision {
@@ -51,6 +64,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .limits(BoundLimits::new(40, 4 * 1024))
         .output_store(FsOutputStore::new(&store_dir))
         .build()?;
+    CodeMode::new().register(&registry)?;
     let log_path = base.join("session.jsonl");
     let (log, _) = SessionLog::open(&log_path, LogOptions::default())?;
     let page = serve_page().await?;
@@ -84,6 +98,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("read", json!({"path": 42})),
         ("read", json!({"path": "../../etc/passwd"})),
         ("web_fetch", json!({"url": page})),
+        ("run_code", json!({"code": PROGRAM})),
     ];
     let mut at = 0;
     while at < script.len() {
