@@ -594,3 +594,31 @@ async fn typescript_programs_run_with_their_types_stripped_and_errors_where_they
     );
     assert!(message.contains("line 1, column"), "{message}");
 }
+
+/// Far more text than a model may read at once.
+#[tool]
+fn big() -> String {
+    "a line of output\n".repeat(20_000)
+}
+
+#[tokio::test]
+async fn nested_values_are_never_bounded_only_the_run_is() {
+    use toolprism::bound::BoundLimits;
+    let fixture = fixture_with(Limits::default(), |builder| {
+        builder.tool(Big).limits(BoundLimits::new(40, 4 * 1024))
+    });
+    // The program reads the whole value, 340,000 bytes, though the model may read 4 KiB.
+    let program = "const text = await tools.big(); return text.split('\\n').length;";
+    assert_eq!(
+        value(&run(&fixture.registry, program).await)["result"],
+        json!(20_001)
+    );
+    // The run's own result is bounded for the model; its value is whole.
+    let outcome = run(&fixture.registry, "return await tools.big();").await;
+    assert_eq!(
+        value(&outcome)["result"].as_str().unwrap().len(),
+        17 * 20_000
+    );
+    let text = outcome.content()[0].as_text().unwrap();
+    assert!(text.len() < 8 * 1024, "{} bytes shown", text.len());
+}
