@@ -1,6 +1,7 @@
 //! Examples of toolprism: the binaries in `src/bin/`, the first-party coding tools in
-//! [`tools`] (written as templates to copy), and [`terminal`], a card renderer for terminals.
+//! [`tools`] (written as templates to copy), and [`terminal`], a card renderer for terminals
+//! (`toolprism_cli`'s).
 
-pub mod terminal;
+pub use toolprism_cli::terminal;
 pub mod text;
 pub mod tools;

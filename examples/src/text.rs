@@ -1,14 +1,4 @@
-//! Cutting text for display, by characters: shared by the tools' renders and the terminal.
+//! Cutting text for display, by characters: shared by the tools' renders and the terminal
+//! (the functions live in `toolprism_cli::terminal`, which shows cards the same way).
 
-/// `text` cut to `max` characters, marked with `…` when cut.
-pub fn shorten(text: &str, max: usize) -> String {
-    shorten_with(text, max, "…")
-}
-
-/// `text` cut to `max` characters, followed by `marker` when cut.
-pub fn shorten_with(text: &str, max: usize, marker: &str) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}{marker}", &text[..cut]),
-        None => text.to_owned(),
-    }
-}
+pub use toolprism_cli::terminal::{shorten, shorten_with};

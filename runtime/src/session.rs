@@ -376,6 +376,18 @@ impl SessionLog {
         call: ToolCall,
         surface: Surface,
     ) -> Result<ToolOutcome, RecordError> {
+        self.dispatch_with(snapshot, call, surface, DispatchOptions::default())
+            .await
+    }
+
+    /// [`dispatch`](Self::dispatch) with the host's options (a progress sink, extensions).
+    pub async fn dispatch_with(
+        &self,
+        snapshot: &Snapshot,
+        call: ToolCall,
+        surface: Surface,
+        options: DispatchOptions,
+    ) -> Result<ToolOutcome, RecordError> {
         let id = call.id().to_owned();
         if let Err(source) =
             CallEvent::of(&call).and_then(|event| self.append(&SessionEvent::ToolCall(event)))
@@ -387,7 +399,7 @@ impl SessionLog {
                 source,
             });
         }
-        let options = DispatchOptions::default().extension(self.clone());
+        let options = options.extension(self.clone());
         let outcome = snapshot.dispatch_with(call, surface, options).await;
         match self.append(&SessionEvent::ToolResult(ResultEvent::of(&id, &outcome))) {
             Ok(()) => Ok(outcome),

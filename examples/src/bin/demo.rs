@@ -5,7 +5,8 @@
 //! sees, the canonical value programs get, and the card a UI shows.
 //!
 //! `cargo run -p toolprism-examples --bin demo` — no network, no API key. The session is
-//! also logged; `cargo run -p toolprism-examples --bin transcript -- <log>` replays it.
+//! also logged; `cargo run -p toolprism-examples --bin tools -- replay <log>` replays it, and
+//! `… -- view <log>` writes it as an HTML page.
 
 use std::path::PathBuf;
 
@@ -144,7 +145,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     println!("Session logged to {}", log_path.display());
     println!(
-        "Replay it: cargo run -p toolprism-examples --bin transcript -- {}",
+        "Replay it: cargo run -p toolprism-examples --bin tools -- replay {}",
+        log_path.display()
+    );
+    println!(
+        "See it:    cargo run -p toolprism-examples --bin tools -- view {}",
         log_path.display()
     );
     Ok(())

@@ -5,8 +5,6 @@ use std::fmt::Write as _;
 use toolprism::ContentBlock;
 use toolprism::present::Card;
 
-pub use crate::text::shorten;
-
 /// One card as a few lines of text. Written against the card kinds, not tool names: any tool
 /// that emits a `search` card is shown by the same arm.
 pub fn card(card: &Card) -> String {
@@ -84,4 +82,17 @@ pub fn content(blocks: &[ContentBlock], max_lines: usize) -> String {
         }
     }
     text
+}
+
+/// `text` cut to `max` characters, marked with `…` when cut.
+pub fn shorten(text: &str, max: usize) -> String {
+    shorten_with(text, max, "…")
+}
+
+/// `text` cut to `max` characters, followed by `marker` when cut.
+pub fn shorten_with(text: &str, max: usize, marker: &str) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}{marker}", &text[..cut]),
+        None => text.to_owned(),
+    }
 }

@@ -1,0 +1,37 @@
+//! The coding tools as a command line, over the current directory as the workspace:
+//! `list`, `schema`, `call`, `serve`, `replay`, `view` (see `toolprism_cli`).
+//!
+//! ```text
+//! cargo run -p toolprism-examples --bin tools -- list
+//! cargo run -p toolprism-examples --bin tools -- call read '{"path": "README.md", "limit": 3}'
+//! cargo run -p toolprism-examples --bin tools -- view /tmp/toolprism-demo-*/session.jsonl
+//! ```
+
+use std::process::ExitCode;
+
+use toolprism::Registry;
+use toolprism_codemode::CodeMode;
+use toolprism_examples::tools::{self, Workspace};
+
+fn main() -> ExitCode {
+    let registry = std::env::current_dir()
+        .and_then(Workspace::new)
+        .map_err(|error| format!("the current directory cannot be the workspace: {error}"))
+        .and_then(|workspace| {
+            tools::register_all(Registry::builder(), &workspace)
+                .build()
+                .map_err(|error| error.to_string())
+        });
+    let registry = match registry {
+        Ok(registry) => registry,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return ExitCode::from(toolprism_cli::exit::USAGE);
+        }
+    };
+    if let Err(error) = CodeMode::new().register(&registry) {
+        eprintln!("error: {error}");
+        return ExitCode::from(toolprism_cli::exit::USAGE);
+    }
+    toolprism_cli::run(registry)
+}

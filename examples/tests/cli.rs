@@ -1,0 +1,212 @@
+//! The command line as a user drives it: the built `tools` binary spawned over a temporary
+//! workspace, every subcommand, and the exit status of each class of outcome.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use toolprism_cli::exit;
+
+fn tools(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tools"))
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .args(args)
+        .output()
+        .expect("the tools binary runs")
+}
+
+fn workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "alpha\nTODO: beta\n").unwrap();
+    dir
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn status(output: &Output) -> u8 {
+    u8::try_from(output.status.code().expect("exited")).unwrap()
+}
+
+#[test]
+fn list_shows_every_tool_on_one_line() {
+    let dir = workspace();
+    let output = tools(dir.path(), &["list"]);
+    assert_eq!(status(&output), exit::OK);
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 9, "{text}");
+    let read = lines.iter().find(|line| line.starts_with("read ")).unwrap();
+    assert!(read.contains("{limit?, offset?, path} → "), "{read}");
+    assert!(!text.contains('\x1b'), "NO_COLOR: no escapes");
+}
+
+#[test]
+fn schema_prints_the_registered_or_lowered_definition() {
+    let dir = workspace();
+    let output = tools(dir.path(), &["schema", "read"]);
+    assert_eq!(status(&output), exit::OK);
+    let shown: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(shown["name"], "read");
+    assert_eq!(shown["input_schema"]["required"], json!(["path"]));
+    let output = tools(dir.path(), &["schema", "read", "--dialect", "gemini"]);
+    let lowered: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(
+        lowered["functionDeclarations"][0]["parameters"]["type"],
+        "OBJECT"
+    );
+    let output = tools(dir.path(), &["schema", "nope"]);
+    assert_eq!(status(&output), exit::UNKNOWN_TOOL);
+    let output = tools(dir.path(), &["schema", "read", "--dialect", "klingon"]);
+    assert_eq!(status(&output), exit::USAGE);
+}
+
+#[test]
+fn call_shows_model_text_value_and_card() {
+    let dir = workspace();
+    let output = tools(dir.path(), &["call", "read", r#"{"path": "notes.txt"}"#]);
+    assert_eq!(status(&output), exit::OK);
+    let text = stdout(&output);
+    assert!(text.contains("model sees:\n"), "{text}");
+    assert!(text.contains("2: TODO: beta"), "{text}");
+    assert!(text.contains("value:\n"), "{text}");
+    assert!(text.contains("\"total_lines\": 2"), "{text}");
+    assert!(
+        text.contains("card:\n  📄 notes.txt  lines 1–2 of 2"),
+        "{text}"
+    );
+}
+
+#[test]
+fn call_reads_arguments_from_a_file_or_stdin_and_json_output_parses_back() {
+    let dir = workspace();
+    // Outside the workspace, or grep would find the pattern in the arguments' own file.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let args_file = elsewhere.path().join("args.json");
+    std::fs::write(&args_file, r#"{"pattern": "TODO"}"#).unwrap();
+    let at_file = format!("@{}", args_file.display());
+    let output = tools(dir.path(), &["call", "grep", &at_file, "--json"]);
+    assert_eq!(status(&output), exit::OK);
+    let text = stdout(&output);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    let line: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(line["is_error"], false);
+    assert_eq!(line["value"]["matches"][0]["line"], "TODO: beta");
+    assert_eq!(line["meta"]["card"], "search");
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tools"))
+        .current_dir(dir.path())
+        .args(["call", "glob", "-", "--nested"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(br#"{"pattern": "*.txt"}"#)
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(status(&output), exit::OK);
+    let text = stdout(&output);
+    // A program's view: the value, no model text, no card.
+    assert!(text.starts_with("value:\n"), "{text}");
+    assert!(
+        text.contains("notes.txt") && !text.contains("card:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn each_failure_class_has_its_exit_status() {
+    let dir = workspace();
+    let cases: [(&[&str], u8); 6] = [
+        (&["call", "read", "not json"], exit::USAGE),
+        (&["call", "read", "@missing.json"], exit::USAGE),
+        (&["call", "nope"], exit::UNKNOWN_TOOL),
+        (&["call", "read", r#"{"path": 7}"#], exit::INVALID_INPUT),
+        (
+            &["call", "read", r#"{"path": "missing.txt"}"#],
+            exit::TOOL_FAILED,
+        ),
+        (&["call", "bash", r#"{"command": "exit 3"}"#], exit::OK),
+    ];
+    for (args, expected) in cases {
+        let output = tools(dir.path(), args);
+        assert_eq!(
+            status(&output),
+            expected,
+            "{args:?}: {}{}",
+            stdout(&output),
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let output = tools(dir.path(), &["call", "read", r#"{"path": 7}"#, "--json"]);
+    let line: Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(line["error"]["info"]["code"], "INVALID_TOOL_INPUT");
+    let output = tools(dir.path(), &["call", "read", "not json"]);
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains("the arguments are not JSON"),
+        "{output:?}"
+    );
+}
+
+#[test]
+fn calls_logged_replay_in_the_terminal_and_view_as_a_page() {
+    let dir = workspace();
+    let program =
+        json!({"code": "const r = await tools.read({path: 'notes.txt'}); return r.total_lines;"});
+    for (tool, args) in [
+        ("read", json!({"path": "notes.txt"}).to_string()),
+        ("run_code", program.to_string()),
+    ] {
+        let output = tools(dir.path(), &["call", tool, &args, "--log", "session.jsonl"]);
+        assert_eq!(status(&output), exit::OK, "{output:?}");
+    }
+    let output = tools(dir.path(), &["replay", "session.jsonl"]);
+    assert_eq!(status(&output), exit::OK);
+    let text = stdout(&output);
+    assert!(text.contains("▶ ▪ read {\"path\":\"notes.txt\"}"), "{text}");
+    assert!(text.contains("↳ nested read (ok)"), "{text}");
+    let output = tools(dir.path(), &["view", "session.jsonl", "-o", "page.html"]);
+    assert_eq!(status(&output), exit::OK);
+    let page = std::fs::read_to_string(dir.path().join("page.html")).unwrap();
+    assert_eq!(page.matches("<section class=\"call").count(), 2, "{page}");
+    let output = tools(dir.path(), &["replay", "missing.jsonl"]);
+    assert_eq!(status(&output), exit::USAGE);
+}
+
+#[test]
+fn serve_answers_over_http_on_loopback() {
+    let dir = workspace();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tools"))
+        .current_dir(dir.path())
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    child.kill().unwrap();
+    let _ = child.wait();
+    let url = line.trim().strip_prefix("listening on ").expect(&line);
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+}
+
+#[test]
+fn usage_errors_and_help() {
+    let dir = workspace();
+    assert_eq!(status(&tools(dir.path(), &["frobnicate"])), exit::USAGE);
+    let help = tools(dir.path(), &["--help"]);
+    assert_eq!(status(&help), exit::OK);
+    let text = stdout(&help);
+    for command in ["list", "schema", "call", "serve", "replay", "view"] {
+        assert!(text.contains(command), "{command}: {text}");
+    }
+}
