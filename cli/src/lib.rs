@@ -38,7 +38,7 @@ pub mod html;
 mod summary;
 pub mod terminal;
 
-use std::io::{IsTerminal as _, Read as _, Write as _};
+use std::io::{IsTerminal as _, Read as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -477,7 +477,7 @@ async fn serve(registry: Registry, http: Option<std::net::SocketAddr>) -> u8 {
             Ok(running) => {
                 // Scripts and tests read the address from this line.
                 println!("listening on {}", running.url());
-                let _ = std::io::stdout().flush();
+                let _ = std::io::Write::flush(&mut std::io::stdout());
                 running.wait().await.map_err(|error| error.to_string())
             }
             Err(error) => Err(error.to_string()),

@@ -190,8 +190,7 @@ fn description(declarations: &str) -> String {
 /// Runs one program in the calling tool's context.
 async fn run(code: String, limits: Limits, cx: ToolContext) -> Result<RunCodeValue, ToolError> {
     let tools = cx
-        .tools()
-        .map(AdvertisedTool::name)
+        .tool_names()
         .filter(|name| *name != cx.tool_name())
         .map(str::to_owned)
         .collect();

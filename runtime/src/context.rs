@@ -9,7 +9,6 @@ use std::sync::Arc;
 use crate::BoxFuture;
 use crate::call::{Surface, ToolCall};
 use crate::outcome::ToolOutcome;
-use crate::tool::{AdvertisedTool, CompiledTool};
 
 /// How deep nested dispatch may go: a tool calling a tool calling a tool… Past it, the call
 /// fails with [`FailureKind::NestingTooDeep`](crate::error::FailureKind::NestingTooDeep), so a
@@ -46,7 +45,7 @@ pub(crate) trait CallScope: Send + Sync + 'static {
     fn extensions(&self) -> &StateMap;
     fn report(&self, progress: &Progress);
     fn nested(self: Arc<Self>, call: ToolCall) -> BoxFuture<'static, ToolOutcome>;
-    fn tools(&self) -> &[Arc<CompiledTool>];
+    fn tool_names(&self) -> Box<dyn Iterator<Item = &str> + '_>;
 }
 
 impl ToolContext {
@@ -191,7 +190,7 @@ impl ToolContext {
         self.scope.clone().nested(call)
     }
 
-    /// The tools nested dispatch can reach (those of the call's snapshot), as advertised, in
+    /// The names of the tools nested dispatch can reach (those of the call's snapshot), in
     /// registration order: what a program host such as Code Mode offers a program.
     ///
     /// ```
@@ -200,11 +199,11 @@ impl ToolContext {
     /// /// Names the tools it can call.
     /// #[tool]
     /// fn peers(cx: &ToolContext) -> Vec<String> {
-    ///     cx.tools().map(|tool| tool.name().to_owned()).collect()
+    ///     cx.tool_names().map(str::to_owned).collect()
     /// }
     /// ```
-    pub fn tools(&self) -> impl ExactSizeIterator<Item = &AdvertisedTool> {
-        self.scope.tools().iter().map(|tool| &tool.definition)
+    pub fn tool_names(&self) -> impl Iterator<Item = &str> {
+        self.scope.tool_names()
     }
 
     /// A handle for nested dispatch that outlives the borrow of the context: for a program that

@@ -52,7 +52,7 @@ use crate::call::{Surface, ToolCall};
 use crate::depth::check_depth;
 use crate::error::FailureError;
 use crate::outcome::ToolOutcome;
-use crate::pipeline::{DispatchOptions, Snapshot};
+use crate::pipeline::{DispatchOptions, NestedRecorder, NestedRecording, Snapshot};
 use crate::present::ContentBlock;
 use crate::present::{Card, present_call, present_result};
 
@@ -169,6 +169,17 @@ pub struct NestedEvent {
     pub content: Vec<ContentBlock>,
     /// Whether it failed.
     pub is_error: bool,
+}
+
+/// Logs a nested dispatch made during a logged call. Nested dispatch cannot fail for the
+/// log's sake (the program already has the value), so a write error is reported by `tracing`
+/// only.
+impl NestedRecorder for SessionLog {
+    fn record(&self, parent_id: &str, id: String, name: String, outcome: &ToolOutcome) {
+        if let Err(error) = self.append(&NestedEvent::of(parent_id, id, name, outcome)) {
+            tracing::warn!(parent_id, %error, "a nested result could not be logged");
+        }
+    }
 }
 
 impl NestedEvent {
@@ -399,7 +410,8 @@ impl SessionLog {
                 source,
             });
         }
-        let options = options.extension(self.clone());
+        let recording = NestedRecording(Arc::new(self.clone()));
+        let options = options.extension(recording);
         let outcome = snapshot.dispatch_with(call, surface, options).await;
         match self.append(&SessionEvent::ToolResult(ResultEvent::of(&id, &outcome))) {
             Ok(()) => Ok(outcome),
@@ -426,21 +438,6 @@ impl SessionLog {
                 outcome: Some(outcome),
                 source,
             }),
-        }
-    }
-
-    /// Logs a nested dispatch made during a logged call. Nested dispatch cannot fail for the
-    /// log's sake (the program already has the value), so a write error is reported by
-    /// `tracing` only.
-    pub(crate) fn record_nested(
-        &self,
-        parent_id: &str,
-        id: String,
-        name: String,
-        outcome: &ToolOutcome,
-    ) {
-        if let Err(error) = self.append(&NestedEvent::of(parent_id, id, name, outcome)) {
-            tracing::warn!(parent_id, %error, "a nested result could not be logged");
         }
     }
 

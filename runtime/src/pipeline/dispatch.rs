@@ -15,9 +15,8 @@ use crate::error::{FailureError, FailureKind};
 use crate::outcome::{DispatchToken, ToolOutcome};
 use crate::panic::{catch, contain};
 use crate::schema::{coerce_integral_floats, describe_violations, strip_refused_nulls};
-use crate::session::SessionLog;
 use crate::text::printable;
-use crate::tool::{CompiledTool, ToolTable};
+use crate::tool::ToolTable;
 
 use super::chain::{Chain, failure, input_error, run_body, run_chain};
 use super::policy::{Approval, ApprovalRequest, PostAction, PreDecision};
@@ -359,23 +358,32 @@ impl CallScope for Chain {
                 extensions: self.extensions.clone(),
                 nesting: self.nesting + 1,
             };
-            let log = self.extensions.get::<SessionLog>();
-            let (id, name) = match &log {
+            let recorder = self.extensions.get::<NestedRecording>();
+            let (id, name) = match &recorder {
                 Some(_) => (call.id().to_owned(), call.name().to_owned()),
                 None => (String::new(), String::new()),
             };
             let outcome = dispatch(target, call, Surface::Nested, options).await;
-            if let Some(log) = log {
-                log.record_nested(&self.call.id, id, name, &outcome);
+            if let Some(recorder) = recorder {
+                recorder.0.record(&self.call.id, id, name, &outcome);
             }
             outcome
         })
     }
 
-    fn tools(&self) -> &[Arc<CompiledTool>] {
-        self.table.tools()
+    fn tool_names(&self) -> Box<dyn Iterator<Item = &str> + '_> {
+        Box::new(self.table.tools().iter().map(|tool| tool.definition.name()))
     }
 }
+
+/// Records the nested dispatches made during a call (the session log does), when attached
+/// to the call as a [`NestedRecording`] extension; nested calls inherit it.
+pub(crate) trait NestedRecorder: Send + Sync + 'static {
+    fn record(&self, parent_id: &str, id: String, name: String, outcome: &ToolOutcome);
+}
+
+/// The extension that carries a [`NestedRecorder`].
+pub(crate) struct NestedRecording(pub(crate) Arc<dyn NestedRecorder>);
 
 /// Replaces oversized text by a preview, after retaining it in full. If it cannot be retained,
 /// the call fails: a lossy success is never published.

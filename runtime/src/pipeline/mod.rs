@@ -17,6 +17,7 @@ mod wrap;
 
 pub use crate::outcome::AdditionalContext;
 pub use dispatch::DispatchOptions;
+pub(crate) use dispatch::{NestedRecorder, NestedRecording};
 pub use policy::{
     Approval, ApprovalRequest, Approver, PostAction, PostDecision, PostExecutePolicy, PreDecision,
     PreExecutePolicy,
