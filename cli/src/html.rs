@@ -384,7 +384,7 @@ section.call.failed{border-color:#cf222e;background:#fff8f8}\
 header .n{color:#57606a}header .tool{font-weight:600}header .args{color:#57606a;word-break:break-all}\
 .status{float:right;font-size:.85em;color:#1a7f37}.failed>.status,.failed>header>.status{color:#cf222e}\
 pre{background:#f6f8fa;padding:.5em;overflow-x:auto;white-space:pre-wrap;word-break:break-word;margin:.4em 0}\
-pre.spilled{border-left:3px solid #9a6700}pre.terminal{background:#0d1117;color:#e6edf3}\
+pre.spilled{border-left:3px solid #9a6700}pre.terminal{background:#0d1117;color:#e6edf3}pre.terminal,pre.content{max-height:22em;overflow-y:auto}\
 .diff .add{color:#1a7f37}.diff .del{color:#cf222e}.diff .hunk{color:#8250df}.diff .file{font-weight:600}\
 .added{color:#1a7f37}.removed{color:#cf222e}.error{color:#cf222e}.path,.page-title,.title{font-weight:600}\
 .b{font-weight:700}.f31,.f91{color:#ff7b72}.f32,.f92{color:#7ee787}.f33,.f93{color:#e3b341}.f34,.f94{color:#79c0ff}\
