@@ -349,6 +349,8 @@ async fn call(registry: &Registry, tool: &str, args: &str, how: &CallOptions, st
     let snapshot = registry.snapshot();
     let id = format!("cli_{}", std::process::id());
     let call = ToolCall::new(id, tool, args.clone());
+    // Listening before the call starts: a Ctrl-C at any point of it is a cancellation.
+    let interrupted = interrupt();
     let dispatch = async {
         match &log {
             None => Ok(snapshot.dispatch_with(call, surface, options).await),
@@ -365,7 +367,7 @@ async fn call(registry: &Registry, tool: &str, args: &str, how: &CallOptions, st
                 return error(exit::USAGE, &problem.to_string());
             }
         },
-        _ = tokio::signal::ctrl_c() => {
+        () = interrupted => {
             if let Some(bar) = &bar {
                 bar.finish_and_clear();
             }
@@ -385,6 +387,29 @@ async fn call(registry: &Registry, tool: &str, args: &str, how: &CallOptions, st
         show_direct(tool, &args, &outcome, style);
     }
     code
+}
+
+/// Resolves on the first Ctrl-C (`SIGINT`) after it is called.
+fn interrupt() -> impl Future<Output = ()> {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let listener = signal(SignalKind::interrupt());
+        async move {
+            match listener {
+                Ok(mut listener) => {
+                    listener.recv().await;
+                }
+                Err(_) => std::future::pending().await,
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 /// Progress reports, on the spinner.

@@ -210,3 +210,37 @@ fn usage_errors_and_help() {
         assert!(text.contains(command), "{command}: {text}");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn ctrl_c_drops_the_call_and_says_so() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let dir = workspace();
+    let log = dir.path().join("session.jsonl");
+    let child = Command::new(env!("CARGO_BIN_EXE_tools"))
+        .current_dir(dir.path())
+        .args(["call", "bash", r#"{"command": "sleep 60"}"#, "--log"])
+        .arg(&log)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The call is logged once it is under way (the Ctrl-C listener is set up before it).
+    for _ in 0..600 {
+        if std::fs::read_to_string(&log).is_ok_and(|text| text.contains("tool_call")) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(std::fs::read_to_string(&log).unwrap().contains("tool_call"));
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap());
+    kill(pid, Signal::SIGINT).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(status(&output), exit::CANCELLED, "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("cancelled: the call to `bash` was dropped"),
+        "{stderr}"
+    );
+}
