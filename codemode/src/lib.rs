@@ -64,9 +64,12 @@ mod limits;
 #[cfg(feature = "typescript")]
 mod typescript;
 
+use std::sync::Arc;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use tokio::sync::Semaphore;
 use toolprism::tool::AdvertisedTool;
 use toolprism::{RegistrationError, Registry, ToolContext, ToolDef, ToolError};
 
@@ -74,6 +77,9 @@ pub use declare::{MAX_SCHEMA_DEPTH, declarations};
 pub use limits::{Limits, Stop};
 
 use engine::{Failure, Program, RunEnd};
+
+/// How many programs run at once unless [`CodeMode::concurrent_runs`] says otherwise.
+pub const DEFAULT_CONCURRENT_RUNS: usize = 16;
 
 /// The name `run_code` is registered under unless [`CodeMode::name`] says otherwise.
 pub const DEFAULT_TOOL_NAME: &str = "run_code";
@@ -88,6 +94,8 @@ pub const ERROR_NAME: &str = "CodeModeError";
 pub struct CodeMode {
     limits: Limits,
     name: String,
+    /// Runs at once, across every call of the tools this makes; more wait their turn.
+    runs: Arc<Semaphore>,
 }
 
 impl Default for CodeMode {
@@ -129,12 +137,21 @@ impl CodeMode {
         Self {
             limits: Limits::default(),
             name: DEFAULT_TOOL_NAME.to_owned(),
+            runs: Arc::new(Semaphore::new(DEFAULT_CONCURRENT_RUNS)),
         }
     }
 
     /// The limits of every run.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// How many programs run at once (default 16), each on a thread of its own; more wait
+    /// their turn (dropping a waiting call just drops it). Shared by every tool this
+    /// `CodeMode` makes.
+    pub fn concurrent_runs(mut self, runs: usize) -> Self {
+        self.runs = Arc::new(Semaphore::new(runs.max(1)));
         self
     }
 
@@ -151,11 +168,14 @@ impl CodeMode {
         let own = self.name.clone();
         let declared = declarations(tools.into_iter().filter(|tool| tool.name() != own));
         let limits = self.limits;
+        let runs = self.runs.clone();
         ToolDef::builder(self.name.clone())
             .description(description(&declared))
             .args::<RunCodeArgs>()
             .returns::<RunCodeValue>()
-            .handler(move |args: RunCodeArgs, cx: ToolContext| run(args.code, limits, cx))
+            .handler(move |args: RunCodeArgs, cx: ToolContext| {
+                run(args.code, limits, runs.clone(), cx)
+            })
             .render(|_, value: &RunCodeValue| render(value))
             .build()
     }
@@ -188,7 +208,14 @@ fn description(declarations: &str) -> String {
 }
 
 /// Runs one program in the calling tool's context.
-async fn run(code: String, limits: Limits, cx: ToolContext) -> Result<RunCodeValue, ToolError> {
+async fn run(
+    code: String,
+    limits: Limits,
+    runs: Arc<Semaphore>,
+    cx: ToolContext,
+) -> Result<RunCodeValue, ToolError> {
+    // Never closed, so this waits for a permit and never fails.
+    let _permit = runs.acquire_owned().await;
     let tools = cx
         .tool_names()
         .filter(|name| *name != cx.tool_name())

@@ -483,6 +483,16 @@ impl Gauge {
         self.now.fetch_sub(1, Ordering::SeqCst);
         1
     }
+
+    /// Holds a slot for a while.
+    #[tool]
+    async fn linger(&self) -> u32 {
+        let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(now, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.now.fetch_sub(1, Ordering::SeqCst);
+        1
+    }
 }
 
 #[tokio::test]
@@ -621,4 +631,29 @@ async fn nested_values_are_never_bounded_only_the_run_is() {
     );
     let text = outcome.content()[0].as_text().unwrap();
     assert!(text.len() < 8 * 1024, "{} bytes shown", text.len());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn runs_beyond_the_bound_wait_their_turn() {
+    let gauge = Arc::new(Gauge::default());
+    let registry = Registry::builder()
+        .toolset_shared(gauge.clone())
+        .build()
+        .unwrap();
+    CodeMode::new()
+        .concurrent_runs(1)
+        .register(&registry)
+        .unwrap();
+    let program = "let n = 0; for (let i = 0; i < 5; i++) n += await tools.linger(); return n;";
+    let runs: Vec<_> = (0..4)
+        .map(|_| {
+            let registry = registry.clone();
+            tokio::spawn(async move { run(&registry, program).await })
+        })
+        .collect();
+    for run in runs {
+        assert_eq!(value(&run.await.unwrap())["result"], json!(5));
+    }
+    // One program at a time, each making one call at a time: never two calls in flight.
+    assert_eq!(gauge.most.load(Ordering::SeqCst), 1);
 }
