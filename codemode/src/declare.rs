@@ -353,15 +353,19 @@ impl TypeNames {
     }
 }
 
-/// A `JSDoc` comment; `*/` in the text cannot end it.
+/// A `JSDoc` comment, on one line when the text is one line; `*/` in the text cannot end it.
 fn push_doc(out: &mut String, text: &str, indent: &str) {
     let text = text.trim();
     if text.is_empty() {
         return;
     }
+    let text = text.replace("*/", "*\\/");
+    if !text.contains('\n') {
+        let _ = writeln!(out, "{indent}/** {text} */");
+        return;
+    }
     let _ = writeln!(out, "{indent}/**");
     for line in text.lines() {
-        let line = line.replace("*/", "*\\/");
         let _ = writeln!(out, "{indent} * {}", line.trim_end());
     }
     let _ = writeln!(out, "{indent} */");
