@@ -1,7 +1,7 @@
 //! The session page in a real browser: a session of every card kind — a hostile file among
 //! the outputs — logged through the `tools` command line, written by `view`, loaded by
 //! headless Chromium (Debian's, installed by `scripts/chromium` on first use); the rendered DOM
-//! is checked and a screenshot saved to `target/session-page.png`.
+//! is checked and a screenshot saved to `target/tmp/session-page.png`.
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpListener;
@@ -141,7 +141,8 @@ fn every_card_kind_renders_in_a_browser_and_hostile_markup_stays_text() {
         "{dom}"
     );
 
-    let screenshot = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/session-page.png");
+    let screenshot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("session-page.png");
+    let _ = std::fs::remove_file(&screenshot);
     let shot = format!("--screenshot={}", screenshot.display());
     let output = chromium(&[
         &shot,
