@@ -287,21 +287,36 @@ fn schema(registry: &Registry, tool: &str, dialect: Option<Dialect>) -> u8 {
     exit::OK
 }
 
-/// Reads the arguments: JSON, `@file`, or `-` for standard input.
+/// The most argument text `call` reads (from the command line, a file or standard input).
+pub const MAX_ARGS_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Reads the arguments: JSON, `@file`, or `-` for standard input; at most
+/// [`MAX_ARGS_BYTES`] of it.
 fn read_args(args: &str) -> Result<Value, String> {
     let text = if args == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|error| format!("standard input could not be read: {error}"))?;
-        text
+        read_bounded(std::io::stdin().lock(), "standard input")?
     } else if let Some(path) = args.strip_prefix('@') {
-        std::fs::read_to_string(path)
-            .map_err(|error| format!("`{path}` could not be read: {error}"))?
+        let file = std::fs::File::open(path)
+            .map_err(|error| format!("`{path}` could not be read: {error}"))?;
+        read_bounded(file, &format!("`{path}`"))?
     } else {
         args.to_owned()
     };
     serde_json::from_str(&text).map_err(|error| format!("the arguments are not JSON: {error}"))
+}
+
+fn read_bounded(source: impl std::io::Read, what: &str) -> Result<String, String> {
+    let mut text = String::new();
+    source
+        .take(MAX_ARGS_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|error| format!("{what} could not be read: {error}"))?;
+    if text.len() as u64 > MAX_ARGS_BYTES {
+        return Err(format!(
+            "{what} holds more than {MAX_ARGS_BYTES} bytes of arguments"
+        ));
+    }
+    Ok(text)
 }
 
 /// How `call` calls and shows.
