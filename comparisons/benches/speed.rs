@@ -1,0 +1,338 @@
+//! One call, side by side in one run: toolprism's dispatch, rmcp's `ServerHandler::call_tool`
+//! (in process, no JSON-RPC: a `RequestContext` whose `Peer` comes from `serve_directly` on an
+//! idle in-process pipe) with its router stored and with the router `#[tool_handler]` rebuilds
+//! per request, rig's erased dispatch (`ErasedTool::execute`, feature `rig`), and the serde floor
+//! (deserialize the arguments, run the body, `to_value` the result: what any framework pays).
+//!
+//! - `read`: a read-style tool returning 50 lines (the runtime benches' tool);
+//! - `add`: `add(a, b)`;
+//! - `many`: `add` with 1,000 tools registered.
+//!
+//! What each side does per call: toolprism validates the arguments against the input schema,
+//! deserializes, runs the body, snapshots the value losslessly, validates it against the output
+//! schema and renders it (and the read card); rmcp deserializes, runs the body and serializes
+//! the result (text and structured content); rig deserializes, runs the body and serializes
+//! the output to text.
+//!
+//! `cargo bench --manifest-path comparisons/Cargo.toml --bench speed`
+//! (`--no-default-features` leaves rig, and its `preserve_order`, out of the build).
+
+use std::hint::black_box;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolRequestParams, RequestId};
+use rmcp::service::{RequestContext, RoleServer, RunningService, serve_directly};
+use rmcp::{Peer, ServerHandler, tool, tool_handler, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use toolprism::prelude::{Registry, Surface, ToolCall, ToolContext, ToolDef, ToolError};
+
+const SOURCE: &str = include_str!("../../runtime/benches/read_tool/sample.rs.txt");
+
+/// Tools registered beside `add` in the `many` case.
+const MANY: usize = 1_000;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReadArgs {
+    /// File to read.
+    path: String,
+    /// First line, 1-based.
+    offset: Option<u32>,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct Line {
+    number: u32,
+    text: String,
+}
+
+#[derive(Serialize, Deserialize, JsonSchema)]
+struct ReadValue {
+    path: String,
+    offset: u32,
+    lines: Vec<Line>,
+    total_lines: u32,
+}
+
+fn read_body(args: ReadArgs) -> ReadValue {
+    let offset = args.offset.unwrap_or(1);
+    let lines = SOURCE
+        .lines()
+        .skip(offset as usize - 1)
+        .take(50)
+        .zip(offset..)
+        .map(|(text, number)| Line {
+            number,
+            text: text.to_owned(),
+        })
+        .collect();
+    ReadValue {
+        path: args.path,
+        offset,
+        lines,
+        total_lines: 200,
+    }
+}
+
+fn render(_args: &ReadArgs, value: &ReadValue) -> String {
+    let mut text = String::with_capacity(4096);
+    for line in &value.lines {
+        text.push_str(&line.number.to_string());
+        text.push_str(": ");
+        text.push_str(&line.text);
+        text.push('\n');
+    }
+    text
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct AddArgs {
+    a: i64,
+    b: i64,
+}
+
+fn read_args() -> Value {
+    json!({"path": "src/dispatch.rs", "offset": 3})
+}
+
+fn add_args() -> Value {
+    json!({"a": 20, "b": 22})
+}
+
+// ------------------------------------------------------------------------- toolprism
+
+fn toolprism_registry(extra: usize) -> Registry {
+    let read = ToolDef::builder("read")
+        .description("Reads a file.")
+        .handler(
+            |args: ReadArgs, _: ToolContext| async move { Ok::<_, ToolError>(read_body(args)) },
+        )
+        .render(render)
+        .build();
+    let add = ToolDef::builder("add")
+        .description("Adds two integers.")
+        .handler(|args: AddArgs, _: ToolContext| async move { Ok::<_, ToolError>(args.a + args.b) })
+        .build();
+    let fillers = (0..extra).map(|at| {
+        ToolDef::builder(format!("tool_{at}"))
+            .description("One of many.")
+            .handler(
+                |args: AddArgs, _: ToolContext| async move { Ok::<_, ToolError>(args.a + args.b) },
+            )
+            .build()
+    });
+    Registry::builder()
+        .tool(read)
+        .tool(add)
+        .tools(fillers)
+        .build()
+        .unwrap()
+}
+
+// ------------------------------------------------------------------------- rmcp
+
+/// The router built once and kept, as rmcp's examples write it.
+#[derive(Clone)]
+struct Stored {
+    tool_router: ToolRouter<Self>,
+}
+
+#[tool_router]
+impl Stored {
+    #[tool(description = "Reads a file.")]
+    async fn read(&self, Parameters(args): Parameters<ReadArgs>) -> rmcp::Json<ReadValue> {
+        rmcp::Json(read_body(args))
+    }
+
+    #[tool(description = "Adds two integers.")]
+    async fn add(&self, Parameters(args): Parameters<AddArgs>) -> rmcp::Json<i64> {
+        rmcp::Json(args.a + args.b)
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for Stored {}
+
+impl Stored {
+    fn with_fillers(extra: usize) -> Self {
+        let mut tool_router = Self::tool_router();
+        let add = tool_router.map.get("add").cloned().expect("add is routed");
+        for at in 0..extra {
+            let mut route = add.clone();
+            route.attr.name = format!("tool_{at}").into();
+            tool_router.add_route(route);
+        }
+        Self { tool_router }
+    }
+}
+
+/// `#[tool_handler]` as written by default: the router is built for every request.
+#[derive(Clone)]
+struct Rebuilt;
+
+#[tool_router]
+impl Rebuilt {
+    #[tool(description = "Reads a file.")]
+    async fn read(&self, Parameters(args): Parameters<ReadArgs>) -> rmcp::Json<ReadValue> {
+        rmcp::Json(read_body(args))
+    }
+
+    #[tool(description = "Adds two integers.")]
+    async fn add(&self, Parameters(args): Parameters<AddArgs>) -> rmcp::Json<i64> {
+        rmcp::Json(args.a + args.b)
+    }
+}
+
+#[tool_handler]
+impl ServerHandler for Rebuilt {}
+
+/// A server's `Peer`, from `serve_directly` on a pipe nobody writes to.
+fn peer_of<S: ServerHandler>(
+    server: S,
+) -> (
+    Peer<RoleServer>,
+    RunningService<RoleServer, S>,
+    tokio::io::DuplexStream,
+) {
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    let running = serve_directly(server, server_io, None);
+    (running.peer().clone(), running, client_io)
+}
+
+async fn rmcp_call(server: &impl ServerHandler, peer: &Peer<RoleServer>, name: &str, args: &Value) {
+    let mut params = CallToolRequestParams::new(name.to_owned());
+    if let Value::Object(map) = args {
+        params = params.with_arguments(map.clone());
+    }
+    let context = RequestContext::new(RequestId::Number(1), peer.clone());
+    let result = server.call_tool(params, context).await.expect("a result");
+    black_box(result);
+}
+
+// ------------------------------------------------------------------------- rig
+
+#[cfg(feature = "rig")]
+mod rig {
+    use super::{AddArgs, ReadArgs, ReadValue, read_body};
+    use rig_core::tool::{ErasedTool, PortableTool, ToolContext};
+    use serde_json::Value;
+    use std::hint::black_box;
+
+    pub(super) struct Read;
+    impl PortableTool for Read {
+        const NAME: &'static str = "read";
+        type Args = ReadArgs;
+        type Output = ReadValue;
+        type Error = std::convert::Infallible;
+        fn description(&self) -> String {
+            "Reads a file.".to_owned()
+        }
+        fn parameters(&self) -> Value {
+            serde_json::to_value(schemars::schema_for!(ReadArgs)).unwrap()
+        }
+        async fn call(&self, args: ReadArgs) -> Result<ReadValue, Self::Error> {
+            Ok(read_body(args))
+        }
+    }
+
+    pub(super) struct Add;
+    impl PortableTool for Add {
+        const NAME: &'static str = "add";
+        type Args = AddArgs;
+        type Output = i64;
+        type Error = std::convert::Infallible;
+        fn description(&self) -> String {
+            "Adds two integers.".to_owned()
+        }
+        fn parameters(&self) -> Value {
+            serde_json::to_value(schemars::schema_for!(AddArgs)).unwrap()
+        }
+        async fn call(&self, args: AddArgs) -> Result<i64, Self::Error> {
+            Ok(args.a + args.b)
+        }
+    }
+
+    pub(super) async fn call(tool: &dyn ErasedTool, args: &Value) {
+        let result = tool
+            .execute(args.to_string(), &mut ToolContext::new())
+            .await;
+        black_box(result);
+    }
+}
+
+// ------------------------------------------------------------------------- the runs
+
+fn speed(c: &mut Criterion) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let _guard = runtime.enter();
+    let (read, add) = (read_args(), add_args());
+
+    let toolprism = toolprism_registry(0).snapshot();
+    let toolprism_many = toolprism_registry(MANY).snapshot();
+    let stored = Stored::with_fillers(0);
+    let stored_many = Stored::with_fillers(MANY);
+    let (stored_peer, _running, _pipe) = peer_of(stored.clone());
+    let rebuilt = Rebuilt;
+    let (rebuilt_peer, _running_rebuilt, _pipe_rebuilt) = peer_of(Rebuilt);
+
+    for (case, name, args) in [("read", "read", &read), ("add", "add", &add)] {
+        let mut group = c.benchmark_group(case);
+        group.bench_function("serde_floor", |b| {
+            b.iter(|| {
+                if name == "read" {
+                    let parsed: ReadArgs = serde_json::from_value(black_box(args.clone())).unwrap();
+                    black_box(serde_json::to_value(read_body(parsed)).unwrap());
+                } else {
+                    let parsed: AddArgs = serde_json::from_value(black_box(args.clone())).unwrap();
+                    black_box(serde_json::to_value(parsed.a + parsed.b).unwrap());
+                }
+            });
+        });
+        group.bench_function("toolprism", |b| {
+            b.iter(|| {
+                let call = ToolCall::new("c", name, black_box(args.clone()));
+                black_box(runtime.block_on(toolprism.dispatch(call, Surface::Direct)))
+            });
+        });
+        group.bench_function("rmcp_stored", |b| {
+            b.iter(|| runtime.block_on(rmcp_call(&stored, &stored_peer, name, args)));
+        });
+        group.bench_function("rmcp_rebuilt", |b| {
+            b.iter(|| runtime.block_on(rmcp_call(&rebuilt, &rebuilt_peer, name, args)));
+        });
+        #[cfg(feature = "rig")]
+        group.bench_function("rig", |b| {
+            let tool: &dyn rig_core::tool::ErasedTool = if name == "read" {
+                &rig::Read
+            } else {
+                &rig::Add
+            };
+            b.iter(|| runtime.block_on(rig::call(tool, args)));
+        });
+        group.finish();
+    }
+
+    let mut group = c.benchmark_group("many");
+    group.bench_function("toolprism", |b| {
+        b.iter(|| {
+            let call = ToolCall::new("c", "add", black_box(add.clone()));
+            black_box(runtime.block_on(toolprism_many.dispatch(call, Surface::Direct)))
+        });
+    });
+    let (many_peer, _running_many, _pipe_many) = peer_of(stored_many.clone());
+    group.bench_function("rmcp_stored", |b| {
+        b.iter(|| runtime.block_on(rmcp_call(&stored_many, &many_peer, "add", &add)));
+    });
+    group.finish();
+}
+
+criterion_group!(benches, speed);
+criterion_main!(benches);
