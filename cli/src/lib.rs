@@ -65,7 +65,8 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// The tools, one line each: name, what it does, input → output.
+    /// The tools, one line each: name, what it does (its description's first paragraph, cut),
+    /// input → output.
     List,
     /// A tool's input and output schemas, as registered or lowered for a provider.
     Schema {
@@ -233,11 +234,18 @@ fn list(registry: &Registry, style: Style) -> u8 {
         .max()
         .unwrap_or(0);
     for tool in snapshot.definitions() {
-        let first_line = tool.description().lines().next().unwrap_or_default();
+        // The first paragraph, on one line: doc comments wrap sentences across lines.
+        let summary = tool
+            .description()
+            .lines()
+            .map(str::trim)
+            .take_while(|line| !line.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
         println!(
-            "{}  {}  {}",
+            "{}  {:<81}  {}",
             style.bold(&format!("{:width$}", tool.name())),
-            terminal::shorten(first_line, 80),
+            terminal::shorten(&summary, 80),
             style.dim(&format!(
                 "{} → {}",
                 summary::of(tool.input_schema()),
