@@ -244,3 +244,42 @@ fn ctrl_c_drops_the_call_and_says_so() {
         "{stderr}"
     );
 }
+
+/// Runs the binary under a pseudo-terminal (util-linux `script`), as a user at a terminal would.
+#[cfg(unix)]
+fn tools_at_a_terminal(dir: &Path, args: &str, no_color: bool) -> String {
+    let mut command = Command::new("script");
+    command
+        .current_dir(dir)
+        .args([
+            "-qec",
+            &format!("{} {args}", env!("CARGO_BIN_EXE_tools")),
+            "/dev/null",
+        ])
+        .env_remove("NO_COLOR");
+    if no_color {
+        command.env("NO_COLOR", "1");
+    }
+    let output = command.output().expect("script (util-linux) runs");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_terminal_gets_a_progress_spinner_and_colors_unless_no_color() {
+    let dir = workspace();
+    let args = r#"call bash '{"command": "sleep 0.5; echo done"}'"#;
+    let shown = tools_at_a_terminal(dir.path(), args, false);
+    assert!(shown.contains("calling bash"), "no spinner: {shown:?}");
+    assert!(
+        shown.contains("\x1b[1mmodel sees:\x1b[0m"),
+        "no color: {shown:?}"
+    );
+    let plain = tools_at_a_terminal(dir.path(), args, true);
+    assert!(plain.contains("model sees:"), "{plain:?}");
+    assert!(!plain.contains("\x1b[1m"), "NO_COLOR: {plain:?}");
+    // Not a terminal: neither.
+    let output = tools(dir.path(), &["call", "bash", r#"{"command": "echo done"}"#]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("calling"), "{stderr:?}");
+}
