@@ -49,7 +49,7 @@ use toolprism::context::{Progress, ProgressSink};
 use toolprism::lower::{Provider, ToolOptions, lower_tools};
 use toolprism::pipeline::DispatchOptions;
 use toolprism::present::present_result;
-use toolprism::session::{LogOptions, SessionLog, replay};
+use toolprism::session::{LogContents, LogOptions, SessionLog, replay};
 use toolprism::{Registry, Surface, ToolCall, ToolOutcome};
 
 /// The command line of a tool set.
@@ -537,15 +537,20 @@ async fn serve(registry: Registry, http: Option<std::net::SocketAddr>) -> u8 {
     }
 }
 
+/// A session log, or the usage error that says why it cannot be read.
+fn read_log(path: &std::path::Path) -> Result<LogContents, u8> {
+    SessionLog::read(path).map_err(|problem| {
+        error(
+            exit::USAGE,
+            &format!("`{}` could not be read: {problem}", path.display()),
+        )
+    })
+}
+
 fn replay_log(path: &std::path::Path, style: Style) -> u8 {
-    let contents = match SessionLog::read(path) {
+    let contents = match read_log(path) {
         Ok(contents) => contents,
-        Err(problem) => {
-            return error(
-                exit::USAGE,
-                &format!("`{}` could not be read: {problem}", path.display()),
-            );
-        }
+        Err(code) => return code,
     };
     for problem in &contents.problems {
         println!("{}", style.red(&format!("! {problem:?}")));
@@ -568,14 +573,9 @@ fn replay_log(path: &std::path::Path, style: Style) -> u8 {
 }
 
 fn view(path: &std::path::Path, output: Option<PathBuf>) -> u8 {
-    let contents = match SessionLog::read(path) {
+    let contents = match read_log(path) {
         Ok(contents) => contents,
-        Err(problem) => {
-            return error(
-                exit::USAGE,
-                &format!("`{}` could not be read: {problem}", path.display()),
-            );
-        }
+        Err(code) => return code,
     };
     let title = path.file_name().map_or_else(
         || "session".to_owned(),

@@ -550,20 +550,21 @@ fn thrown<'js>(ctx: &Ctx<'js>, runtime: &Runtime, shared: &Shared, error: &Value
 /// A syntax error the parser raised (its stack is only the location), not one the program
 /// threw at run time (`JSON.parse`, `new SyntaxError`), whose stack has a frame.
 fn is_compile_error(exception: &Exception<'_>) -> bool {
+    let location = format!("at {PROGRAM_FILE}:");
     exception.stack().is_some_and(|stack| {
-        stack.lines().all(|line| {
-            !line.trim_start().starts_with("at ")
-                || line
-                    .trim_start()
-                    .starts_with(&format!("at {PROGRAM_FILE}:"))
-        })
+        stack
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .all(|line| line.starts_with(&location))
     })
 }
 
 /// The first `program.js:line:column` of a stack trace: a position in the script run.
 fn first_program_location(stack: &str) -> Option<(u32, u32)> {
+    let marker = format!("{PROGRAM_FILE}:");
     stack.lines().find_map(|frame| {
-        let at = frame.find(&format!("{PROGRAM_FILE}:"))? + PROGRAM_FILE.len() + 1;
+        let at = frame.find(&marker)? + marker.len();
         let rest = &frame[at..];
         let end = rest
             .find(|c: char| !c.is_ascii_digit() && c != ':')

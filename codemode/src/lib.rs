@@ -67,7 +67,7 @@ mod typescript;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 use toolprism::tool::AdvertisedTool;
@@ -121,14 +121,9 @@ pub struct RunCodeValue {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
+        deserialize_with = "toolprism::value::present_json"
     )]
     pub result: Option<Value>,
-}
-
-/// A present `result`, even `null`, is `Some`.
-fn present<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
 }
 
 impl CodeMode {

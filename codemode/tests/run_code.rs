@@ -195,7 +195,7 @@ async fn a_failed_call_throws_an_error_the_program_can_catch() {
 }
 
 #[tokio::test]
-async fn promise_all_runs_calls_concurrently_within_the_bound() {
+async fn promise_all_over_more_calls_than_the_width_completes_them_all() {
     let fixture = fixture(Limits::default().concurrent_calls(2));
     let program = "
         const sums = await Promise.all(Array.from({ length: 25 }, (_, i) => tools.add({ a: i, b: 1 })));

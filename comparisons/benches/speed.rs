@@ -21,83 +21,30 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolRequestParams, RequestId};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, RequestId};
 use rmcp::service::{RequestContext, RoleServer, RunningService, serve_directly};
-use rmcp::{Peer, ServerHandler, tool, tool_handler, tool_router};
+use rmcp::{ErrorData, Peer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use toolprism::prelude::{Registry, Surface, ToolCall, ToolContext, ToolDef, ToolError};
 
-const SOURCE: &str = include_str!("../../runtime/benches/read_tool/sample.rs.txt");
+/// The runtime benches' read-style tool: its types, body, render and card.
+#[path = "../../runtime/benches/read_tool/mod.rs"]
+mod read_tool;
+
+use read_tool::{ReadArgs, ReadValue, body as read_body};
 
 /// Tools registered beside `add` in the `many` case.
 const MANY: usize = 1_000;
 
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct ReadArgs {
-    /// File to read.
-    path: String,
-    /// First line, 1-based.
-    offset: Option<u32>,
-}
-
-#[derive(Serialize, Deserialize, JsonSchema)]
-struct Line {
-    number: u32,
-    text: String,
-}
-
-#[derive(Serialize, Deserialize, JsonSchema)]
-struct ReadValue {
-    path: String,
-    offset: u32,
-    lines: Vec<Line>,
-    total_lines: u32,
-}
-
-fn read_body(args: ReadArgs) -> ReadValue {
-    let offset = args.offset.unwrap_or(1);
-    let lines = SOURCE
-        .lines()
-        .skip(offset as usize - 1)
-        .take(50)
-        .zip(offset..)
-        .map(|(text, number)| Line {
-            number,
-            text: text.to_owned(),
-        })
-        .collect();
-    ReadValue {
-        path: args.path,
-        offset,
-        lines,
-        total_lines: 200,
-    }
-}
-
-fn render(_args: &ReadArgs, value: &ReadValue) -> String {
-    let mut text = String::with_capacity(4096);
-    for line in &value.lines {
-        text.push_str(&line.number.to_string());
-        text.push_str(": ");
-        text.push_str(&line.text);
-        text.push('\n');
-    }
-    text
-}
-
-#[derive(Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 struct AddArgs {
     a: i64,
     b: i64,
-}
-
-fn read_args() -> Value {
-    json!({"path": "src/dispatch.rs", "offset": 3})
 }
 
 fn add_args() -> Value {
@@ -107,13 +54,6 @@ fn add_args() -> Value {
 // ------------------------------------------------------------------------- toolprism
 
 fn toolprism_registry(extra: usize) -> Registry {
-    let read = ToolDef::builder("read")
-        .description("Reads a file.")
-        .handler(
-            |args: ReadArgs, _: ToolContext| async move { Ok::<_, ToolError>(read_body(args)) },
-        )
-        .render(render)
-        .build();
     let add = ToolDef::builder("add")
         .description("Adds two integers.")
         .handler(|args: AddArgs, _: ToolContext| async move { Ok::<_, ToolError>(args.a + args.b) })
@@ -127,7 +67,7 @@ fn toolprism_registry(extra: usize) -> Registry {
             .build()
     });
     Registry::builder()
-        .tool(read)
+        .tool(read_tool::Read)
         .tool(add)
         .tools(fillers)
         .build()
@@ -171,25 +111,21 @@ impl Stored {
     }
 }
 
-/// `#[tool_handler]` as written by default: the router is built for every request.
+/// The same tools as `#[tool_handler]` serves them by default: the router built for every
+/// request (the body below is what the macro writes without `router = …`).
 #[derive(Clone)]
-struct Rebuilt;
+struct Rebuilt(Stored);
 
-#[tool_router]
-impl Rebuilt {
-    #[tool(description = "Reads a file.")]
-    async fn read(&self, Parameters(args): Parameters<ReadArgs>) -> rmcp::Json<ReadValue> {
-        rmcp::Json(read_body(args))
-    }
-
-    #[tool(description = "Adds two integers.")]
-    async fn add(&self, Parameters(args): Parameters<AddArgs>) -> rmcp::Json<i64> {
-        rmcp::Json(args.a + args.b)
+impl ServerHandler for Rebuilt {
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let tcc = ToolCallContext::new(&self.0, request, context);
+        Stored::tool_router().call(tcc).await
     }
 }
-
-#[tool_handler]
-impl ServerHandler for Rebuilt {}
 
 /// A server's `Peer`, from `serve_directly` on a pipe nobody writes to.
 fn peer_of<S: ServerHandler>(
@@ -273,15 +209,15 @@ fn speed(c: &mut Criterion) {
         .build()
         .unwrap();
     let _guard = runtime.enter();
-    let (read, add) = (read_args(), add_args());
+    let (read, add) = (read_tool::args(), add_args());
 
     let toolprism = toolprism_registry(0).snapshot();
     let toolprism_many = toolprism_registry(MANY).snapshot();
     let stored = Stored::with_fillers(0);
     let stored_many = Stored::with_fillers(MANY);
     let (stored_peer, _running, _pipe) = peer_of(stored.clone());
-    let rebuilt = Rebuilt;
-    let (rebuilt_peer, _running_rebuilt, _pipe_rebuilt) = peer_of(Rebuilt);
+    let rebuilt = Rebuilt(Stored::with_fillers(0));
+    let (rebuilt_peer, _running_rebuilt, _pipe_rebuilt) = peer_of(rebuilt.clone());
 
     for (case, name, args) in [("read", "read", &read), ("add", "add", &add)] {
         let mut group = c.benchmark_group(case);

@@ -55,6 +55,7 @@ use crate::outcome::ToolOutcome;
 use crate::pipeline::{DispatchOptions, NestedRecorder, NestedRecording, Snapshot};
 use crate::present::ContentBlock;
 use crate::present::{Card, present_call, present_result};
+use crate::value::present_json;
 
 /// The event format version this crate writes.
 pub const LOG_FORMAT_VERSION: u64 = 1;
@@ -86,7 +87,7 @@ pub struct CallEvent {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
+        deserialize_with = "present_json"
     )]
     pub args: Option<Value>,
     /// The arguments as the provider sent them, when they were not valid JSON.
@@ -133,15 +134,9 @@ pub struct ResultEvent {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
+        deserialize_with = "present_json"
     )]
     pub meta: Option<Value>,
-}
-
-/// A JSON field that is present, even as `null`, is `Some`: `Option`'s own `Deserialize`
-/// would read a written `Some(null)` back as `None`.
-fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(deserializer).map(Some)
 }
 
 impl ResultEvent {

@@ -83,7 +83,7 @@ pub(crate) fn meta(args: &ReadArgs, value: &ReadValue) -> Card {
 
 /// Reads a file.
 #[tool(render = render, presentation_meta = meta)]
-fn read(args: ReadArgs) -> ReadValue {
+pub(crate) fn read(args: ReadArgs) -> ReadValue {
     body(args)
 }
 

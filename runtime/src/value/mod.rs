@@ -10,7 +10,7 @@ use std::ops::Deref;
 use std::sync::Arc;
 
 use serde::de::DeserializeOwned;
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
 /// A tool's canonical value after it was snapshotted and validated against the tool's
@@ -99,4 +99,27 @@ impl Serialize for FrozenValue {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(serializer)
     }
+}
+
+/// For `#[serde(deserialize_with = "…")]` on an `Option<Value>` field with `default`: a field
+/// that is present, even as `null`, reads back as `Some` — `Option`'s own `Deserialize` would
+/// read a written `Some(Value::Null)` back as `None`, and a round trip would lose it.
+///
+/// ```
+/// use serde::Deserialize;
+/// use serde_json::{Value, json};
+///
+/// #[derive(Deserialize)]
+/// struct Reply {
+///     #[serde(default, deserialize_with = "toolprism::value::present_json")]
+///     result: Option<Value>,
+/// }
+///
+/// let null: Reply = serde_json::from_value(json!({"result": null})).unwrap();
+/// assert_eq!(null.result, Some(Value::Null));
+/// let absent: Reply = serde_json::from_value(json!({})).unwrap();
+/// assert_eq!(absent.result, None);
+/// ```
+pub fn present_json<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(deserializer).map(Some)
 }
