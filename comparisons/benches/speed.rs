@@ -16,10 +16,14 @@
 //!
 //! `cargo bench --manifest-path comparisons/Cargo.toml --bench speed`
 //! (`--no-default-features` leaves rig, and its `preserve_order`, out of the build).
+//!
+//! Given `instructions <case> <side> <n>` instead, it runs one side `n` times and nothing
+//! else, for `comparisons/instructions.sh` to count under callgrind: on a shared machine
+//! instruction counts are stable where timings swing by a third.
 
 use std::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Criterion, criterion_group};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
@@ -203,6 +207,17 @@ mod rig {
 
 // ------------------------------------------------------------------------- the runs
 
+/// What any framework pays: deserialize the arguments, run the body, `to_value` the result.
+fn serde_floor(name: &str, args: &Value) {
+    if name == "read" {
+        let parsed: ReadArgs = serde_json::from_value(black_box(args.clone())).unwrap();
+        black_box(serde_json::to_value(read_body(parsed)).unwrap());
+    } else {
+        let parsed: AddArgs = serde_json::from_value(black_box(args.clone())).unwrap();
+        black_box(serde_json::to_value(parsed.a + parsed.b).unwrap());
+    }
+}
+
 fn speed(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -221,17 +236,7 @@ fn speed(c: &mut Criterion) {
 
     for (case, name, args) in [("read", "read", &read), ("add", "add", &add)] {
         let mut group = c.benchmark_group(case);
-        group.bench_function("serde_floor", |b| {
-            b.iter(|| {
-                if name == "read" {
-                    let parsed: ReadArgs = serde_json::from_value(black_box(args.clone())).unwrap();
-                    black_box(serde_json::to_value(read_body(parsed)).unwrap());
-                } else {
-                    let parsed: AddArgs = serde_json::from_value(black_box(args.clone())).unwrap();
-                    black_box(serde_json::to_value(parsed.a + parsed.b).unwrap());
-                }
-            });
-        });
+        group.bench_function("serde_floor", |b| b.iter(|| serde_floor(name, args)));
         group.bench_function("toolprism", |b| {
             b.iter(|| {
                 let call = ToolCall::new("c", name, black_box(args.clone()));
@@ -270,5 +275,56 @@ fn speed(c: &mut Criterion) {
     group.finish();
 }
 
+/// One side of one case, `iterations` times, without criterion (for callgrind).
+fn count_instructions(case: &str, side: &str, iterations: usize) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let _guard = runtime.enter();
+    let (name, args, extra) = match case {
+        "read" => ("read", read_tool::args(), 0),
+        "add" => ("add", add_args(), 0),
+        "many" => ("add", add_args(), MANY),
+        other => panic!("unknown case `{other}`: read, add or many"),
+    };
+    match side {
+        "serde_floor" => {
+            for _ in 0..iterations {
+                serde_floor(name, &args);
+            }
+        }
+        "toolprism" => {
+            let snapshot = toolprism_registry(extra).snapshot();
+            for _ in 0..iterations {
+                let call = ToolCall::new("c", name, black_box(args.clone()));
+                black_box(runtime.block_on(snapshot.dispatch(call, Surface::Direct)));
+            }
+        }
+        "rmcp_stored" => {
+            let stored = Stored::with_fillers(extra);
+            let (peer, _running, _pipe) = peer_of(stored.clone());
+            for _ in 0..iterations {
+                runtime.block_on(rmcp_call(&stored, &peer, name, &args));
+            }
+        }
+        other => panic!("unknown side `{other}`: serde_floor, toolprism or rmcp_stored"),
+    }
+}
+
 criterion_group!(benches, speed);
-criterion_main!(benches);
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [mode, case, side, iterations] = args.as_slice()
+        && mode == "instructions"
+    {
+        let iterations = iterations.parse().expect("a number of iterations");
+        count_instructions(case, side, iterations);
+        // No teardown: freeing the setup (1,000 tools) makes glibc consolidate its heap, which
+        // the run with no iterations would pay and the measured run not, or the other way round.
+        std::process::exit(0);
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

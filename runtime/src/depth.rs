@@ -65,6 +65,14 @@ pub fn check_depth(value: &Value) -> Result<(), TooDeep> {
 /// walk's first frames are on the thread's stack, and only a value that nests deeper than
 /// those allocates.
 pub(crate) fn inspect(value: &Value) -> Result<Shape, TooDeep> {
+    match flat_shape(value) {
+        Some(shape) => Ok(shape),
+        None => walk(value),
+    }
+}
+
+/// [`inspect`] of any value, by a loop over its open arrays and objects.
+fn walk(value: &Value) -> Result<Shape, TooDeep> {
     let mut shape = Shape::default();
     // One frame per open array or object.
     let mut frames = Frames::default();
@@ -76,9 +84,7 @@ pub(crate) fn inspect(value: &Value) -> Result<Shape, TooDeep> {
                 Value::Array(items) => Children::Array(items.iter()),
                 Value::Object(map) => Children::Object(map.iter()),
                 Value::Number(number) => {
-                    shape.integral_float |= !number.is_i64()
-                        && !number.is_u64()
-                        && number.as_f64().is_some_and(|float| float.fract() == 0.0);
+                    shape.integral_float |= is_integral_float(number);
                     Children::None
                 }
                 Value::Null => {
@@ -105,6 +111,42 @@ pub(crate) fn inspect(value: &Value) -> Result<Shape, TooDeep> {
             None => frames.pop(),
         }
     }
+}
+
+/// The shape of a scalar, or of an array or object of scalars (most arguments), found without
+/// setting up the walk's frames; `None` when a child is an array or object.
+fn flat_shape(value: &Value) -> Option<Shape> {
+    let mut shape = Shape {
+        nodes: 1,
+        ..Shape::default()
+    };
+    let mut count = |child: &Value| {
+        shape.nodes += 1;
+        match child {
+            Value::Array(_) | Value::Object(_) => return false,
+            Value::Null => shape.null = true,
+            Value::Number(number) => shape.integral_float |= is_integral_float(number),
+            Value::Bool(_) | Value::String(_) => {}
+        }
+        true
+    };
+    let flat = match value {
+        Value::Array(items) => items.iter().all(&mut count),
+        Value::Object(map) => map.values().all(&mut count),
+        Value::Number(number) => {
+            shape.integral_float = is_integral_float(number);
+            true
+        }
+        Value::Null | Value::Bool(_) | Value::String(_) => true,
+    };
+    flat.then_some(shape)
+}
+
+/// A float with no fractional part (`1.0`), which a schema's `integer` accepts.
+fn is_integral_float(number: &serde_json::Number) -> bool {
+    !number.is_i64()
+        && !number.is_u64()
+        && number.as_f64().is_some_and(|float| float.fract() == 0.0)
 }
 
 /// How many open frames of a walk live on the thread's stack: setting up all [`MAX_DEPTH`] of
@@ -264,6 +306,32 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn flat_values_have_the_shape_the_walk_finds() {
+        for value in [
+            json!({"a": 1, "b": null, "c": 1.0, "d": "x", "e": true}),
+            json!([1, 2.5, -3.0]),
+            json!({}),
+            json!([]),
+            json!(null),
+            json!(3.0),
+            json!("text"),
+        ] {
+            assert_eq!(flat_shape(&value), Some(walk(&value).unwrap()), "{value}");
+        }
+        assert_eq!(flat_shape(&json!({"a": 1, "b": {"c": null}})), None);
+        assert_eq!(flat_shape(&json!([1, []])), None);
+        let nested = json!({"a": 1.0, "b": {"c": null}});
+        assert_eq!(
+            inspect(&nested),
+            Ok(Shape {
+                integral_float: true,
+                null: true,
+                nodes: 4,
+            })
+        );
+    }
 
     fn nested(levels: usize) -> Value {
         let mut value = json!("leaf");

@@ -122,7 +122,9 @@ impl ToolSuccess {
 /// A failed call: one error, the content the model sees of it, and no value.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolFailure {
-    pub(crate) error: FailureError,
+    /// Boxed: failures are rare, and an outcome small enough to be copied inline is moved
+    /// through every layer of a dispatch.
+    pub(crate) error: Box<FailureError>,
     pub(crate) content: Vec<ContentBlock>,
     pub(crate) meta: Option<Value>,
     pub(crate) additional_contexts: Vec<AdditionalContext>,
@@ -133,7 +135,7 @@ impl ToolFailure {
     pub fn new(error: FailureError) -> Self {
         Self {
             content: vec![ContentBlock::text(error.message.clone())],
-            error,
+            error: Box::new(error),
             meta: None,
             additional_contexts: Vec::new(),
         }
@@ -244,7 +246,7 @@ impl ToolOutcome {
                 additional_contexts: success.additional_contexts,
             },
             Self::Failure(failure) => OutcomeParts {
-                result: Err(failure.error),
+                result: Err(*failure.error),
                 content: failure.content,
                 meta: failure.meta,
                 additional_contexts: failure.additional_contexts,
@@ -292,5 +294,21 @@ impl Serialize for ToolOutcome {
             additional_contexts: self.additional_contexts(),
         }
         .serialize(serializer)
+    }
+}
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use super::*;
+
+    /// An outcome is moved through every layer of a dispatch: at this size the moves are a
+    /// few vector stores each, not calls to `memcpy` (a failure's error is boxed for it).
+    #[test]
+    fn an_outcome_is_small_enough_to_move_inline() {
+        assert!(
+            size_of::<ToolOutcome>() <= 96,
+            "{}",
+            size_of::<ToolOutcome>()
+        );
     }
 }

@@ -148,6 +148,12 @@ pub(crate) fn dispatch(
     let started = span.in_scope(|| catch(|| start(target, call, surface, options)));
     async move {
         let outcome = match started {
+            // Nobody listens (no subscriber, or one that filters the span out): the rest runs
+            // without a span entered around each of its polls.
+            Ok(Started::Run(rest)) if span.is_disabled() => {
+                let rest = std::pin::pin!(rest);
+                contain(|| rest).await.unwrap_or_else(pipeline_panicked)
+            }
             Ok(Started::Run(rest)) => {
                 let rest = std::pin::pin!(rest.instrument(span.clone()));
                 contain(|| rest).await.unwrap_or_else(pipeline_panicked)

@@ -51,7 +51,7 @@ pub(crate) use roundtrip::serialized_gaps;
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, PatternOptions, Validator};
 use schemars::JsonSchema;
-use schemars::generate::SchemaSettings;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
 use serde_json::{Value, json};
 
 use crate::depth::{self, MAX_DEPTH};
@@ -190,11 +190,34 @@ pub(crate) enum SchemaRole {
 /// assert_eq!(schema["required"], serde_json::json!(["path"]));
 /// ```
 pub fn input_schema_for<T: JsonSchema + ?Sized>() -> Value {
-    let mut schema = SchemaSettings::draft2020_12()
-        .for_deserialize()
-        .into_generator()
-        .into_root_schema_for::<T>()
-        .to_value();
+    arguments_schema(
+        generator(Direction::Deserialize)
+            .into_root_schema_for::<T>()
+            .to_value(),
+    )
+}
+
+/// Which way a derived schema describes a type.
+#[derive(Clone, Copy)]
+enum Direction {
+    Deserialize,
+    Serialize,
+}
+
+/// A schemars generator for draft 2020-12. Apart from it, the functions that derive a schema
+/// are generic only in the one call that needs the type: each tool's crate gets a copy of that
+/// call, not of this.
+fn generator(direction: Direction) -> SchemaGenerator {
+    let settings = SchemaSettings::draft2020_12();
+    match direction {
+        Direction::Deserialize => settings.for_deserialize(),
+        Direction::Serialize => settings.for_serialize(),
+    }
+    .into_generator()
+}
+
+/// A generated schema as a tool's input schema: object-rooted, numbers bounded, no root title.
+fn arguments_schema(mut schema: Value) -> Value {
     if let Value::Object(map) = &schema
         && map.keys().all(|key| key.starts_with('$') || key == "title")
     {
@@ -279,9 +302,7 @@ fn number_range(format: &str) -> Option<(Value, Value)> {
 /// ```
 pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Value {
     without_root_title(
-        SchemaSettings::draft2020_12()
-            .for_serialize()
-            .into_generator()
+        generator(Direction::Serialize)
             .into_root_schema_for::<T>()
             .to_value(),
     )
@@ -290,9 +311,7 @@ pub fn output_schema_for<T: JsonSchema + ?Sized>() -> Value {
 /// The JSON Schema of what `T` deserializes from, as generated (no object rule, no added
 /// ranges): what the value of a tool must serialize to for `render` and `meta` to see it.
 pub(crate) fn deserialize_schema_for<T: JsonSchema + ?Sized>() -> Value {
-    SchemaSettings::draft2020_12()
-        .for_deserialize()
-        .into_generator()
+    generator(Direction::Deserialize)
         .into_root_schema_for::<T>()
         .to_value()
 }

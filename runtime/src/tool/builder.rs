@@ -19,8 +19,9 @@ use crate::value::{LosslessError, to_lossless_value};
 
 use super::handler::{
     Body, BodyError, Explain, FromJson, Produced, Projections, TypedHandler, ValueBack, explain,
+    project_typed,
 };
-use super::{RequiredState, ToolDef};
+use super::{Handler, RequiredState, ToolDef};
 
 /// The first step of [`ToolDef::builder`]: name, description and optional explicit schemas.
 #[derive(Clone, Debug)]
@@ -112,7 +113,7 @@ impl ToolBuilder {
     {
         self.args::<Value>()
             .returns::<Value>()
-            .with_body(Arc::new(move |args, cx| {
+            .with_body(Box::new(move |args, cx| {
                 let future = body(args, cx);
                 Box::pin(async move {
                     let Presented { value, content } = future
@@ -180,24 +181,27 @@ struct ValueCodec<T> {
 /// not serialized again, and one nested too deep is taken apart without recursion.
 fn snapshot<T: Serialize + 'static>(value: T) -> Result<Value, LosslessError> {
     let mut slot = Some(value);
-    if let Some(json) = (&mut slot as &mut dyn std::any::Any)
+    match (&mut slot as &mut dyn std::any::Any)
         .downcast_mut::<Option<Value>>()
         .and_then(Option::take)
     {
-        return match depth::check_depth(&json) {
-            Ok(()) => Ok(json),
-            Err(error) => {
-                depth::dispose(json);
-                Err(LosslessError::new(
-                    error.at,
-                    format!("the value nests deeper than {MAX_DEPTH} levels of arrays and objects"),
-                ))
-            }
-        };
+        Some(json) => measured(json),
+        None => slot.map_or(Ok(Value::Null), |value| to_lossless_value(&value)),
     }
-    match slot {
-        Some(value) => to_lossless_value(&value),
-        None => Ok(Value::Null),
+}
+
+/// A value that is JSON already, if it is within the depth limit; one that is not is taken
+/// apart without recursion.
+fn measured(json: Value) -> Result<Value, LosslessError> {
+    match depth::check_depth(&json) {
+        Ok(()) => Ok(json),
+        Err(error) => {
+            depth::dispose(json);
+            Err(LosslessError::new(
+                error.at,
+                format!("the value nests deeper than {MAX_DEPTH} levels of arrays and objects"),
+            ))
+        }
     }
 }
 
@@ -259,7 +263,7 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
     {
         let snapshot = self.value.snapshot;
         // One boxed future per call: the body, then the lossless snapshot of its value.
-        self.with_body(Arc::new(move |args, cx| {
+        self.with_body(Box::new(move |args, cx| {
             let future = body(args, cx);
             Box::pin(async move {
                 let value = future
@@ -284,6 +288,7 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
                 value_back: None,
                 render: None,
                 meta: None,
+                run: None,
             },
             required_state: Vec::new(),
         }
@@ -358,7 +363,8 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
         R: IntoContent,
     {
         self.projections.value_back = Some(ValueBack::<T>::of());
-        self.projections.render = Some(Arc::new(move |args, value| {
+        self.projections.run = Some(project_typed::<A, T>);
+        self.projections.render = Some(Box::new(move |args, value| {
             render(args, value).into_content()
         }));
         self
@@ -373,7 +379,8 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
         R: IntoMeta,
     {
         self.projections.value_back = Some(ValueBack::<T>::of());
-        self.projections.meta = Some(Arc::new(move |args, value| meta(args, value).into_meta()));
+        self.projections.run = Some(project_typed::<A, T>);
+        self.projections.meta = Some(Box::new(move |args, value| meta(args, value).into_meta()));
         self
     }
 
@@ -392,22 +399,37 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
 
     /// Finishes the definition, deriving any schema not given explicitly.
     pub fn build(self) -> ToolDef {
-        let head = self.head;
-        ToolDef {
-            input_schema: head.input_schema.unwrap_or_else(self.args.schema),
-            output_schema: head.output_schema.unwrap_or_else(self.value.schema),
-            name: head.name,
-            description: head.description,
-            handler: Arc::new(TypedHandler {
-                deserialize_args: self.args.deserialize,
-                explain_args: self.args.explain,
-                value_schemas: [self.value.schema, self.value.deserialize_schema],
-                body: self.body,
-                projections: self.projections,
-            }),
-            advertised_input_schema: None,
-            limits: None,
-            required_state: self.required_state,
-        }
+        let handler = Arc::new(TypedHandler {
+            deserialize_args: self.args.deserialize,
+            explain_args: self.args.explain,
+            value_schemas: [self.value.schema, self.value.deserialize_schema],
+            body: self.body,
+            projections: self.projections,
+        });
+        finish(
+            self.head,
+            [self.args.schema, self.value.schema],
+            handler,
+            self.required_state,
+        )
+    }
+}
+
+/// The definition around a typed handler; not generic, so each tool does not copy it.
+fn finish(
+    head: ToolBuilder,
+    [input_schema, output_schema]: [fn() -> Value; 2],
+    handler: Arc<dyn Handler>,
+    required_state: Vec<RequiredState>,
+) -> ToolDef {
+    ToolDef {
+        input_schema: head.input_schema.unwrap_or_else(input_schema),
+        output_schema: head.output_schema.unwrap_or_else(output_schema),
+        name: head.name,
+        description: head.description,
+        handler,
+        advertised_input_schema: None,
+        limits: None,
+        required_state,
     }
 }

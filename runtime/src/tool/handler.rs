@@ -1,8 +1,6 @@
 //! The type-erased tool the pipeline runs: deserialize the arguments, run the body, snapshot
 //! the value; and project a frozen value through `render` and `presentation_meta`.
 
-use std::sync::Arc;
-
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -18,11 +16,13 @@ pub(super) type FromJson<T> = fn(&Value) -> Result<T, serde_json::Error>;
 /// Says why a JSON value does not deserialize into a type, and where in the value.
 pub(super) type Explain = fn(&Value) -> String;
 
+// Boxed, not shared: the handler that owns them is. (An `Arc` per closure would be one more
+// drop glue per closure type, per tool, in every crate of tools.)
 pub(super) type Body<A> =
-    Arc<dyn Fn(A, ToolContext) -> BoxFuture<'static, Result<Produced, BodyError>> + Send + Sync>;
+    Box<dyn Fn(A, ToolContext) -> BoxFuture<'static, Result<Produced, BodyError>> + Send + Sync>;
 pub(super) type Render<A, T> =
-    Arc<dyn Fn(&A, &T) -> Result<Vec<ContentBlock>, String> + Send + Sync>;
-pub(super) type Meta<A, T> = Arc<dyn Fn(&A, &T) -> Result<Option<Value>, MetaError> + Send + Sync>;
+    Box<dyn Fn(&A, &T) -> Result<Vec<ContentBlock>, String> + Send + Sync>;
+pub(super) type Meta<A, T> = Box<dyn Fn(&A, &T) -> Result<Option<Value>, MetaError> + Send + Sync>;
 
 /// A tool's `render` and `meta`, with what they need to see the frozen value as `T`.
 pub(super) struct Projections<A, T> {
@@ -30,7 +30,13 @@ pub(super) struct Projections<A, T> {
     pub(super) value_back: Option<ValueBack<T>>,
     pub(super) render: Option<Render<A, T>>,
     pub(super) meta: Option<Meta<A, T>>,
+    /// [`project_typed`], set with `render` or `meta`: a tool with neither never instantiates
+    /// it.
+    pub(super) run: Option<ProjectFn<A, T>>,
 }
+
+pub(super) type ProjectFn<A, T> =
+    fn(&TypedHandler<A, T>, &Value, &Value, bool) -> Result<Projected, String>;
 
 /// How the frozen value is read back as `T` for `render` and `meta`.
 pub(super) struct ValueBack<T> {
@@ -53,30 +59,119 @@ impl<T: DeserializeOwned> ValueBack<T> {
 pub(super) fn explain<T: DeserializeOwned>(value: &Value) -> String {
     match serde_path_to_error::deserialize::<_, T>(value) {
         Ok(_) => "it deserializes now; it did not a moment ago".to_owned(),
-        Err(error) => {
-            let mut at = String::new();
-            for segment in error.path() {
-                at.push('/');
-                match segment {
-                    serde_path_to_error::Segment::Seq { index } => at.push_str(&index.to_string()),
-                    serde_path_to_error::Segment::Map { key } => {
-                        at.push_str(
-                            &crate::text::truncate(key, 80)
-                                .replace('~', "~0")
-                                .replace('/', "~1"),
-                        );
-                    }
-                    serde_path_to_error::Segment::Enum { variant } => at.push_str(variant),
-                    serde_path_to_error::Segment::Unknown => at.push('?'),
-                }
+        Err(error) => explained(error),
+    }
+}
+
+/// The message of [`explain`], apart from the one generic call: shared by every type.
+fn explained(error: serde_path_to_error::Error<serde_json::Error>) -> String {
+    let mut at = String::new();
+    for segment in error.path() {
+        at.push('/');
+        match segment {
+            serde_path_to_error::Segment::Seq { index } => at.push_str(&index.to_string()),
+            serde_path_to_error::Segment::Map { key } => {
+                at.push_str(
+                    &crate::text::truncate(key, 80)
+                        .replace('~', "~0")
+                        .replace('/', "~1"),
+                );
             }
-            let at = if at.is_empty() {
-                "(root)".to_owned()
-            } else {
-                at
-            };
-            format!("at `{at}`: {}", error.into_inner())
+            serde_path_to_error::Segment::Enum { variant } => at.push_str(variant),
+            serde_path_to_error::Segment::Unknown => at.push('?'),
         }
+    }
+    let at = if at.is_empty() {
+        "(root)".to_owned()
+    } else {
+        at
+    };
+    format!("at `{at}`: {}", error.into_inner())
+}
+
+/// [`Handler::project`] for a tool with `render` or `meta`.
+pub(super) fn project_typed<A, T>(
+    handler: &TypedHandler<A, T>,
+    args: &Value,
+    value: &Value,
+    with_meta: bool,
+) -> Result<Projected, String> {
+    let Projections {
+        value_back,
+        render,
+        meta,
+        ..
+    } = &handler.projections;
+    let meta = meta.as_ref().filter(|_| with_meta);
+    let (Some(value_back), true) = (value_back, render.is_some() || meta.is_some()) else {
+        return Ok(Projected {
+            content: None,
+            meta: None,
+        });
+    };
+    // Only the deserializing and the calls are generic; what surrounds them is shared by
+    // every tool (`args_not_deserialized`, `value_not_deserialized`, `rendered`, `projected`).
+    let Ok(typed_args) = (handler.deserialize_args)(args) else {
+        return Err(args_not_deserialized(handler.explain_args, args));
+    };
+    let Ok(typed_value) = (value_back.deserialize)(value) else {
+        return Err(value_not_deserialized(
+            value_back.type_name,
+            value_back.explain,
+            value,
+        ));
+    };
+    Ok(Projected {
+        content: render
+            .as_ref()
+            .map(|render| rendered(&|| render(&typed_args, &typed_value))),
+        meta: meta.map(|meta| projected(&|| meta(&typed_args, &typed_value))),
+    })
+}
+
+#[cold]
+fn not_deserialized(
+    explain: Explain,
+    args: &Value,
+) -> BoxFuture<'static, Result<Produced, BodyError>> {
+    Box::pin(std::future::ready(Err(BodyError::Input(explain(args)))))
+}
+
+#[cold]
+fn args_not_deserialized(explain: Explain, args: &Value) -> String {
+    format!("its arguments do not deserialize: {}", explain(args))
+}
+
+#[cold]
+fn value_not_deserialized(type_name: &str, explain: Explain, value: &Value) -> String {
+    format!(
+        "its value does not deserialize back into `{type_name}` {}. `render` and `meta` see the value as deserialized from its JSON, so that nothing its `Serialize` skips reaches the model: a field skipped when serializing needs `#[serde(default)]`",
+        explain(value),
+    )
+}
+
+/// Runs a tool's `render`, its panic contained.
+fn rendered(
+    render: &dyn Fn() -> Result<Vec<ContentBlock>, String>,
+) -> Result<Vec<ContentBlock>, String> {
+    match catch(render) {
+        Ok(content) => content.map_err(|error| format!("its render failed: {error}")),
+        Err(panic) => Err(format!("its render panicked: {panic}")),
+    }
+}
+
+/// Runs a tool's `meta`, its panic contained.
+fn projected(
+    meta: &dyn Fn() -> Result<Option<Value>, MetaError>,
+) -> Result<Option<Value>, MetaError> {
+    match catch(meta) {
+        Ok(Err(MetaError::Failed(error))) => Err(MetaError::Failed(format!(
+            "its meta projection failed: {error}"
+        ))),
+        Ok(meta) => meta,
+        Err(panic) => Err(MetaError::Failed(format!(
+            "its meta projection panicked: {panic}"
+        ))),
     }
 }
 
@@ -140,56 +235,20 @@ impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
         args: &Value,
         cx: ToolContext,
     ) -> BoxFuture<'static, Result<Produced, BodyError>> {
-        let Ok(args) = (self.deserialize_args)(args) else {
-            let why = (self.explain_args)(args);
-            return Box::pin(std::future::ready(Err(BodyError::Input(why))));
-        };
-        (self.body)(args, cx)
+        match (self.deserialize_args)(args) {
+            Ok(args) => (self.body)(args, cx),
+            Err(_) => not_deserialized(self.explain_args, args),
+        }
     }
 
     fn project(&self, args: &Value, value: &Value, with_meta: bool) -> Result<Projected, String> {
-        let Projections {
-            value_back,
-            render,
-            meta,
-        } = &self.projections;
-        let meta = meta.as_ref().filter(|_| with_meta);
-        let (Some(value_back), true) = (value_back, render.is_some() || meta.is_some()) else {
-            return Ok(Projected {
+        match self.projections.run {
+            Some(run) => run(self, args, value, with_meta),
+            None => Ok(Projected {
                 content: None,
                 meta: None,
-            });
-        };
-        let args = (self.deserialize_args)(args).map_err(|_| {
-            format!(
-                "its arguments do not deserialize: {}",
-                (self.explain_args)(args)
-            )
-        })?;
-        let value = (value_back.deserialize)(value).map_err(|_| {
-            format!(
-                "its value does not deserialize back into `{}` {}. `render` and `meta` see the value as deserialized from its JSON, so that nothing its `Serialize` skips reaches the model: a field skipped when serializing needs `#[serde(default)]`",
-                value_back.type_name,
-                (value_back.explain)(value),
-            )
-        })?;
-        Ok(Projected {
-            content: render
-                .as_ref()
-                .map(|render| match catch(|| render(&args, &value)) {
-                    Ok(content) => content.map_err(|error| format!("its render failed: {error}")),
-                    Err(panic) => Err(format!("its render panicked: {panic}")),
-                }),
-            meta: meta.map(|meta| match catch(|| meta(&args, &value)) {
-                Ok(Err(MetaError::Failed(error))) => Err(MetaError::Failed(format!(
-                    "its meta projection failed: {error}"
-                ))),
-                Ok(meta) => meta,
-                Err(panic) => Err(MetaError::Failed(format!(
-                    "its meta projection panicked: {panic}"
-                ))),
             }),
-        })
+        }
     }
 
     fn has_meta(&self) -> bool {
@@ -198,11 +257,14 @@ impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
 
     fn value_round_trip_gap(&self) -> Option<String> {
         let value_back = self.projections.value_back.as_ref()?;
-        let [serialize, deserialize] = self.value_schemas;
-        let gap = crate::schema::serialized_gaps(&serialize(), &deserialize())?;
-        Some(format!(
-            "its value type `{}` does not deserialize from what it serializes, and `render`/`meta` see the value as deserialized from its JSON: {gap}; give it `#[serde(default)]`",
-            value_back.type_name
-        ))
+        round_trip_gap(value_back.type_name, self.value_schemas)
     }
+}
+
+/// [`Handler::value_round_trip_gap`], apart from what depends on the types.
+fn round_trip_gap(type_name: &str, [serialize, deserialize]: [fn() -> Value; 2]) -> Option<String> {
+    let gap = crate::schema::serialized_gaps(&serialize(), &deserialize())?;
+    Some(format!(
+        "its value type `{type_name}` does not deserialize from what it serializes, and `render`/`meta` see the value as deserialized from its JSON: {gap}; give it `#[serde(default)]`"
+    ))
 }

@@ -50,21 +50,25 @@ fn display_path(path: &str) -> &str {
 /// assert_eq!(err.to_string(), "NaN cannot be represented in JSON (at /1)");
 /// ```
 pub fn to_lossless_value<T: ?Sized + Serialize>(value: &T) -> Result<Value, LosslessError> {
+    // The conversion of the error is a function of its own, not a closure: shared by every
+    // value type instead of copied into each.
     value
         .serialize(ValueSerializer { depth: 0 })
-        .map_err(|error| {
-            // Segments were pushed innermost first, while the error travelled outwards.
-            let ErrorParts { problem, segments } = *error.0;
-            let path = segments
-                .iter()
-                .rev()
-                .fold(String::new(), |mut path, segment| {
-                    path.push('/');
-                    path.push_str(&segment.replace('~', "~0").replace('/', "~1"));
-                    path
-                });
-            LosslessError { path, problem }
-        })
+        .map_err(lossless_error)
+}
+
+fn lossless_error(error: Error) -> LosslessError {
+    // Segments were pushed innermost first, while the error travelled outwards.
+    let ErrorParts { problem, segments } = *error.0;
+    let path = segments
+        .iter()
+        .rev()
+        .fold(String::new(), |mut path, segment| {
+            path.push('/');
+            path.push_str(&segment.replace('~', "~0").replace('/', "~1"));
+            path
+        });
+    LosslessError { path, problem }
 }
 
 /// The serializer's error: the problem, and the path to it built up on the way out. Boxed, so
