@@ -5,6 +5,10 @@
 # clock, debug profile) a full build of the crate itself and a rebuild after a one-line edit
 # of one tool's body, and prints the ratios.
 #
+# Then counts the LLVM IR each crate generates with `cargo llvm-lines` (pinned, installed under
+# the build directory on first use): build times on a shared machine move by a fifth between
+# runs, the generated code does not.
+#
 # `comparisons/compile-time.sh [tools]` (default 100).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -118,3 +122,18 @@ for kind in toolprism rmcp; do
 done
 awk -v tf="${full[toolprism]}" -v rf="${full[rmcp]}" -v te="${edit[toolprism]}" -v re="${edit[rmcp]}" \
     'BEGIN { printf "toolprism / rmcp: full build %.2fx, one-line edit %.2fx\n", tf / rf, te / re }'
+
+llvm_lines_version=0.4.48
+tools_root="$work/tools"
+if ! "$tools_root/bin/cargo-llvm-lines" --version 2>/dev/null | grep -q "$llvm_lines_version"; then
+    cargo install cargo-llvm-lines --version "=$llvm_lines_version" --locked --root "$tools_root" -q
+fi
+declare -A lines
+for kind in toolprism rmcp; do
+    # `cargo llvm-lines` is a cargo subcommand: found on PATH.
+    lines[$kind]=$(cd "$work/$kind" && PATH="$tools_root/bin:$PATH" cargo llvm-lines --lib 2>/dev/null \
+        | awk '/\(TOTAL\)/ { print $1; exit }')
+    echo "$kind: ${lines[$kind]} lines of LLVM IR"
+done
+awk -v t="${lines[toolprism]}" -v r="${lines[rmcp]}" \
+    'BEGIN { printf "toolprism / rmcp: %.2fx the LLVM IR\n", t / r }'
