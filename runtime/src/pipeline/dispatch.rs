@@ -538,3 +538,86 @@ fn unknown_tool(table: &ToolTable, name: &str) -> FailureError {
         ),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    use crate::prelude::*;
+
+    /// A subscriber that notes, for each event, the name of the span entered around it.
+    #[derive(Default)]
+    struct Spans {
+        names: Mutex<Vec<&'static str>>,
+        entered: Mutex<Vec<u64>>,
+        events_in: Arc<Mutex<Vec<Option<&'static str>>>>,
+    }
+
+    impl Subscriber for Spans {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, span: &Attributes<'_>) -> Id {
+            let mut names = self.names.lock().unwrap();
+            names.push(span.metadata().name());
+            Id::from_u64(names.len() as u64)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, _: &Event<'_>) {
+            let names = self.names.lock().unwrap();
+            let current = self.entered.lock().unwrap().last().copied();
+            let name = current.map(|id| names[usize::try_from(id).unwrap() - 1]);
+            self.events_in.lock().unwrap().push(name);
+        }
+        fn enter(&self, span: &Id) {
+            self.entered.lock().unwrap().push(span.into_u64());
+        }
+        fn exit(&self, _: &Id) {
+            self.entered.lock().unwrap().pop();
+        }
+    }
+
+    fn dispatch_logs() -> ToolOutcome {
+        let logs = ToolDef::builder("logs")
+            .handler(|_: serde_json::Value, _: ToolContext| async {
+                tracing::info!("in the body");
+                Ok::<_, ToolError>(1)
+            })
+            .build();
+        let registry = Registry::builder().tool(logs).build().unwrap();
+        let call = ToolCall::new("c1", "logs", serde_json::json!({}));
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(registry.dispatch(call, Surface::Direct))
+    }
+
+    #[test]
+    fn with_a_subscriber_the_body_runs_inside_the_dispatch_span() {
+        let spans = Spans::default();
+        let events_in = spans.events_in.clone();
+        let outcome = tracing::subscriber::with_default(spans, || {
+            // Other tests, on other threads, may have registered these callsites while no
+            // subscriber was listening anywhere.
+            tracing::callsite::rebuild_interest_cache();
+            dispatch_logs()
+        });
+        assert!(!outcome.is_error(), "{outcome:?}");
+        let events_in = events_in.lock().unwrap();
+        assert_eq!(
+            events_in.first(),
+            Some(&Some("tool_dispatch")),
+            "{events_in:?}"
+        );
+    }
+
+    #[test]
+    fn without_one_the_call_runs_the_same() {
+        let outcome = dispatch_logs();
+        assert_eq!(outcome.value().unwrap().as_value(), &serde_json::json!(1));
+    }
+}

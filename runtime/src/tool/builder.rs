@@ -19,7 +19,6 @@ use crate::value::{LosslessError, to_lossless_value};
 
 use super::handler::{
     Body, BodyError, Explain, FromJson, Produced, Projections, TypedHandler, ValueBack, explain,
-    project_typed,
 };
 use super::{Handler, RequiredState, ToolDef};
 
@@ -288,7 +287,6 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
                 value_back: None,
                 render: None,
                 meta: None,
-                run: None,
             },
             required_state: Vec::new(),
         }
@@ -362,8 +360,7 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
         F: Fn(&A, &T) -> R + Send + Sync + 'static,
         R: IntoContent,
     {
-        self.projections.value_back = Some(ValueBack::<T>::of());
-        self.projections.run = Some(project_typed::<A, T>);
+        self.projections.value_back = Some(ValueBack::of());
         self.projections.render = Some(Box::new(move |args, value| {
             render(args, value).into_content()
         }));
@@ -378,8 +375,7 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
         F: Fn(&A, &T) -> R + Send + Sync + 'static,
         R: IntoMeta,
     {
-        self.projections.value_back = Some(ValueBack::<T>::of());
-        self.projections.run = Some(project_typed::<A, T>);
+        self.projections.value_back = Some(ValueBack::of());
         self.projections.meta = Some(Box::new(move |args, value| meta(args, value).into_meta()));
         self
     }

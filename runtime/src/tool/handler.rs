@@ -27,30 +27,32 @@ pub(super) type Meta<A, T> = Box<dyn Fn(&A, &T) -> Result<Option<Value>, MetaErr
 /// A tool's `render` and `meta`, with what they need to see the frozen value as `T`.
 pub(super) struct Projections<A, T> {
     /// Set whenever `render` or `meta` is: both take the value typed.
-    pub(super) value_back: Option<ValueBack<T>>,
+    pub(super) value_back: Option<ValueBack<A, T>>,
     pub(super) render: Option<Render<A, T>>,
     pub(super) meta: Option<Meta<A, T>>,
-    /// [`project_typed`], set with `render` or `meta`: a tool with neither never instantiates
-    /// it.
-    pub(super) run: Option<ProjectFn<A, T>>,
 }
 
-pub(super) type ProjectFn<A, T> =
-    fn(&TypedHandler<A, T>, &Value, &Value, bool) -> Result<Projected, String>;
-
-/// How the frozen value is read back as `T` for `render` and `meta`.
-pub(super) struct ValueBack<T> {
+/// How the frozen value is read back as `T` for `render` and `meta`, and what runs them.
+pub(super) struct ValueBack<A, T> {
     pub(super) deserialize: FromJson<T>,
     pub(super) explain: Explain,
     pub(super) type_name: &'static str,
+    /// [`project_typed`]: made only here, so a tool with neither `render` nor `meta` never
+    /// instantiates it.
+    pub(super) project: ProjectFn<A, T>,
 }
 
-impl<T: DeserializeOwned> ValueBack<T> {
+/// [`Handler::project`] on a typed handler.
+pub(super) type ProjectFn<A, T> =
+    fn(&TypedHandler<A, T>, &Value, &Value, bool) -> Result<Projected, String>;
+
+impl<A, T: DeserializeOwned> ValueBack<A, T> {
     pub(super) fn of() -> Self {
         Self {
             deserialize: |value| T::deserialize(value),
             explain: explain::<T>,
             type_name: std::any::type_name::<T>(),
+            project: project_typed::<A, T>,
         }
     }
 }
@@ -90,7 +92,7 @@ fn explained(error: serde_path_to_error::Error<serde_json::Error>) -> String {
 }
 
 /// [`Handler::project`] for a tool with `render` or `meta`.
-pub(super) fn project_typed<A, T>(
+fn project_typed<A, T>(
     handler: &TypedHandler<A, T>,
     args: &Value,
     value: &Value,
@@ -100,7 +102,6 @@ pub(super) fn project_typed<A, T>(
         value_back,
         render,
         meta,
-        ..
     } = &handler.projections;
     let meta = meta.as_ref().filter(|_| with_meta);
     let (Some(value_back), true) = (value_back, render.is_some() || meta.is_some()) else {
@@ -242,8 +243,8 @@ impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
     }
 
     fn project(&self, args: &Value, value: &Value, with_meta: bool) -> Result<Projected, String> {
-        match self.projections.run {
-            Some(run) => run(self, args, value, with_meta),
+        match &self.projections.value_back {
+            Some(value_back) => (value_back.project)(self, args, value, with_meta),
             None => Ok(Projected {
                 content: None,
                 meta: None,

@@ -1,0 +1,24 @@
+# Sourced by the instruction-count scripts (`scripts/instructions.sh`,
+# `scripts/mcp-instructions.sh`, `comparisons/instructions.sh`): one way of counting for all.
+#
+# Counts come from callgrind, the same whatever else the machine is doing. glibc's heap is held
+# steady (no fast bins to consolidate, no trimming or mapping back and forth): with malloc about
+# half of every count, its housekeeping moved a per-call count by up to 8% between runs of the
+# same binary; with these settings counts repeat within 1%.
+steady_heap=glibc.malloc.mxfast=0:glibc.malloc.trim_threshold=4294967295:glibc.malloc.top_pad=268435456:glibc.malloc.mmap_threshold=4294967295
+
+# `per_call n command…`: instructions per call of `command… calls`, from runs of 2n and n calls,
+# so that setup and the heap work that follows it cancel out.
+per_call() {
+    local n=$1
+    shift
+    local base total
+    base=$(instructions "$@" "$n")
+    total=$(instructions "$@" $((2 * n)))
+    echo $(((total - base) / n))
+}
+
+instructions() {
+    GLIBC_TUNABLES=$steady_heap valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 \
+        | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
+}
