@@ -292,9 +292,11 @@ impl McpServer {
                 None,
             ));
         };
-        let wrapped = !is_current(&context) && !is_object_rooted(definition.output_schema());
+        // Most tools return objects: the schema is read first, the protocol version only when
+        // the value would need wrapping.
+        let wrapped = !is_object_rooted(definition.output_schema()) && !is_current(&context);
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let call = ToolCall::new(context.id.to_string(), request.name.into_owned(), args);
+        let call = ToolCall::new(call_id(&context.id), request.name.into_owned(), args);
 
         let mut options = DispatchOptions::default().extension(McpPeer {
             peer: context.peer.clone(),
@@ -312,6 +314,9 @@ impl McpServer {
         let mut dispatch = std::pin::pin!(snapshot.dispatch_with(call, Surface::Direct, options));
         let outcome = loop {
             tokio::select! {
+                // The dispatch first: a call that ends on its first poll (most do) never
+                // registers a wake-up for cancellation or progress.
+                biased;
                 outcome = &mut dispatch => break outcome,
                 () = context.ct.cancelled() => {
                     // Dropping the dispatch drops the body where it stands.
@@ -378,6 +383,23 @@ async fn send_progress(peer: &rmcp::service::Peer<RoleServer>, progress: Option<
         param.message = report.message;
         // A client that went away misses its progress; the result tells it the rest.
         let _ = peer.notify_progress(param).await;
+    }
+}
+
+/// The request id as a call id: a string id shared, a number printed without an intermediate
+/// `String`.
+fn call_id(id: &rmcp::model::RequestId) -> Arc<str> {
+    match id {
+        rmcp::model::NumberOrString::String(id) => id.clone(),
+        rmcp::model::NumberOrString::Number(number) => {
+            use std::io::Write as _;
+            // `i64::MIN` is 20 characters.
+            let mut digits = [0_u8; 20];
+            let mut rest = &mut digits[..];
+            write!(rest, "{number}").expect("an i64 fits in 20 bytes");
+            let printed = 20 - rest.len();
+            Arc::from(std::str::from_utf8(&digits[..printed]).expect("digits are ASCII"))
+        }
     }
 }
 
@@ -599,5 +621,26 @@ impl ServerHandler for McpServer {
                 }
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::NumberOrString;
+
+    use super::call_id;
+
+    #[test]
+    fn a_request_id_becomes_the_same_call_id_however_it_is_printed() {
+        for number in [0, 7, -1, 1 << 53, i64::MAX, i64::MIN] {
+            let id = NumberOrString::Number(number);
+            assert_eq!(&*call_id(&id), id.to_string());
+        }
+        let text: std::sync::Arc<str> = "req-1/../é".into();
+        let shared = call_id(&NumberOrString::String(text.clone()));
+        assert!(
+            std::sync::Arc::ptr_eq(&shared, &text),
+            "a string id is shared, not copied"
+        );
     }
 }
