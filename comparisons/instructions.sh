@@ -13,7 +13,7 @@ for case in read add many; do
     case $case in read) n=200 ;; *) n=2000 ;; esac
     declare -A per
     for side in serde_floor toolprism rmcp_stored; do
-        per[$side]=$(per_call "$n" "$binary" instructions "$case" "$side")
+        per[$side]=$(median_per_call "$n" "$binary" instructions "$case" "$side")
     done
     awk -v c="$case" -v f="${per[serde_floor]}" -v t="${per[toolprism]}" -v r="${per[rmcp_stored]}" \
         'BEGIN { printf "%s: serde floor %d, toolprism %d, rmcp stored %d instructions per call; toolprism / rmcp = %.3f; above the floor %d vs %d\n", c, f, t, r, t / r, t - f, r - f }'

@@ -18,6 +18,13 @@ per_call() {
     echo $(((total - base) / n))
 }
 
+# `median_per_call n command…`: the median of three `per_call`s. Even with the heap held steady a
+# count moves between runs of one binary, by up to 1.5% (where the heap's chunks fall): every
+# script quotes medians.
+median_per_call() {
+    for _ in 1 2 3; do per_call "$@"; done | sort -n | sed -n 2p
+}
+
 instructions() {
     GLIBC_TUNABLES=$steady_heap valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 \
         | sed -n 's/.*Collected : \([0-9]*\).*/\1/p'

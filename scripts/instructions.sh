@@ -8,7 +8,7 @@ cargo bench -p toolprism --bench instructions --no-run 2>/dev/null
 binary=$(ls -t "${CARGO_TARGET_DIR:-target}"/release/deps/instructions-* | grep -v '\.d$' | head -n 1)
 declare -A per
 for path in by_hand pipeline staged; do
-    per[$path]=$(per_call 2000 "$binary" "$path")
+    per[$path]=$(median_per_call 2000 "$binary" "$path")
     echo "$path: ${per[$path]} instructions per call"
 done
 awk -v h="${per[by_hand]}" -v p="${per[pipeline]}" -v s="${per[staged]}" \

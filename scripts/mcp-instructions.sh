@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Instructions per MCP request, counted by callgrind (`scripts/callgrind.sh`): one `tools/call`
 # and `tools/list` at 10/150/1,000 tools, through toolprism's server and through an rmcp
-# `#[tool_router]` server, both driven by rmcp's client over an in-process pipe.
+# `#[tool_router]` server, both driven by rmcp's client over an in-process pipe. Each count is the
+# median of three runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/callgrind.sh
@@ -11,7 +12,7 @@ for op in call list10 list150 list1000; do
     case $op in call) n=400 ;; list10) n=100 ;; list150) n=20 ;; *) n=4 ;; esac
     declare -A per
     for server in toolprism rmcp; do
-        per[$server]=$(per_call "$n" "$binary" "$server" "$op")
+        per[$server]=$(median_per_call "$n" "$binary" "$server" "$op")
     done
     awk -v op="$op" -v t="${per[toolprism]}" -v r="${per[rmcp]}" \
         'BEGIN { printf "%s: toolprism %d, rmcp %d instructions per request; toolprism / rmcp = %.3f\n", op, t, r, t / r }'
