@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::BoxFuture;
 use crate::call::{Surface, ToolCall};
 use crate::outcome::ToolOutcome;
+use crate::schema::Plan;
 
 /// How deep nested dispatch may go: a tool calling a tool calling a tool… Past it, the call
 /// fails with [`FailureKind::NestingTooDeep`](crate::error::FailureKind::NestingTooDeep), so a
@@ -46,11 +47,17 @@ pub(crate) trait CallScope: Send + Sync + 'static {
     fn report(&self, progress: &Progress);
     fn nested(self: Arc<Self>, call: ToolCall) -> BoxFuture<'static, ToolOutcome>;
     fn tool_names(&self) -> Box<dyn Iterator<Item = &str> + '_>;
+    /// The plan of the called tool's output schema, if it has one.
+    fn output_plan(&self) -> Option<&Plan>;
 }
 
 impl ToolContext {
     pub(crate) fn new(scope: Arc<dyn CallScope>) -> Self {
         Self { scope }
+    }
+
+    pub(crate) fn output_plan(&self) -> Option<&Plan> {
+        self.scope.output_plan()
     }
 
     /// The id of this call.
@@ -313,7 +320,9 @@ impl<T> Deref for State<T> {
 }
 
 /// The host's state, one value per type. A list, not a hash map: it holds a handful of types,
-/// and is built per dispatch for extensions.
+/// and is built per dispatch for extensions. (Holding the first value inline would save the
+/// list's allocation for one extension, but every dispatch then moves and drops a larger map:
+/// measured, the in-process call paid more than the MCP call saved.)
 #[derive(Clone, Default)]
 pub(crate) struct StateMap {
     values: Vec<(TypeId, Arc<dyn Any + Send + Sync>)>,
@@ -340,5 +349,39 @@ impl StateMap {
 
     pub(crate) fn len(&self) -> usize {
         self.values.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::any::TypeId;
+    use std::sync::Arc;
+
+    use super::StateMap;
+
+    #[test]
+    fn a_state_map_holds_one_value_per_type() {
+        let mut map = StateMap::default();
+        assert_eq!(map.len(), 0);
+        assert!(map.get::<u8>().is_none());
+
+        map.insert(Arc::new(1_u8));
+        map.insert(Arc::new("two"));
+        map.insert(Arc::new(3_u32));
+        assert_eq!(map.len(), 3);
+
+        // Replacing the first value and a later one changes those, and nothing else.
+        map.insert(Arc::new(10_u8));
+        map.insert(Arc::new(30_u32));
+        assert_eq!(map.len(), 3);
+        assert_eq!(map.get::<u8>().as_deref(), Some(&10));
+        assert_eq!(map.get::<&str>().as_deref(), Some(&"two"));
+        assert_eq!(map.get::<u32>().as_deref(), Some(&30));
+        assert!(map.contains(TypeId::of::<&str>()));
+        assert!(!map.contains(TypeId::of::<u64>()));
+
+        let copy = map.clone();
+        assert_eq!(copy.len(), 3);
+        assert_eq!(copy.get::<u32>().as_deref(), Some(&30));
     }
 }

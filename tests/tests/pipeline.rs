@@ -230,6 +230,55 @@ fn dynamic_liar(value: Value) -> ToolDef {
         .build()
 }
 
+/// A count whose derived schema says integer, and whose hand-written `Serialize` writes it as
+/// a string for values past three: the schema's plan meets the string while the value is
+/// snapshotted, and leaves it to the validator.
+#[derive(schemars::JsonSchema)]
+struct Tally {
+    count: u32,
+}
+
+impl serde::Serialize for Tally {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let mut fields = serializer.serialize_struct("Tally", 1)?;
+        if self.count > 3 {
+            fields.serialize_field("count", &self.count.to_string())?;
+        } else {
+            fields.serialize_field("count", &self.count)?;
+        }
+        fields.end()
+    }
+}
+
+/// Counts.
+#[tool]
+fn count_to(#[arg] to: u32) -> Tally {
+    Tally { count: to }
+}
+
+#[tokio::test]
+async fn a_typed_value_its_schema_refuses_is_never_a_success() {
+    let registry = Registry::builder().tool(CountTo).build().unwrap();
+    // The same field of the same struct twice: the second time it is found by address.
+    for _ in 0..2 {
+        let fine = registry
+            .dispatch(call("count_to", json!({"to": 3})), Surface::Direct)
+            .await;
+        assert_eq!(fine.value().unwrap(), &json!({"count": 3}));
+    }
+    let outcome = registry
+        .dispatch(call("count_to", json!({"to": 4})), Surface::Direct)
+        .await;
+    assert_eq!(code(&outcome), Some(codes::INVALID_TOOL_OUTPUT));
+    assert!(outcome.value().is_none());
+    assert!(
+        text(&outcome).contains(r#""4" is not of type "integer""#),
+        "{}",
+        text(&outcome)
+    );
+}
+
 #[tokio::test]
 async fn invalid_output_is_never_a_success() {
     let registry = registry_with(vec![dynamic_liar(json!(-3))]).await;

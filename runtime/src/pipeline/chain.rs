@@ -83,7 +83,7 @@ fn settle(chain: &Chain, executed: Executed) -> ToolOutcome {
             Err(error) => return failure(error),
         },
     };
-    chain.normalize(value, None)
+    chain.normalize(value, None, false)
 }
 
 /// Runs the body, and normalizes what it produced.
@@ -113,7 +113,11 @@ pub(super) async fn run_body(chain: &Arc<Chain>) -> ToolOutcome {
             ));
         }
     };
-    chain.normalize(FrozenValue::freeze(produced.value), produced.content)
+    chain.normalize(
+        FrozenValue::freeze(produced.value),
+        produced.content,
+        produced.plan_accepted,
+    )
 }
 
 impl Chain {
@@ -137,16 +141,18 @@ impl Chain {
     }
 
     /// `content`: what a body presented elsewhere made for the value, in place of `render`.
+    /// `plan_accepted`: the output schema's plan accepted the value as it was snapshotted.
     pub(super) fn normalize(
         &self,
         value: FrozenValue,
         content: Option<Vec<ContentBlock>>,
+        plan_accepted: bool,
     ) -> ToolOutcome {
         let limits = self.limits();
         match normalize(
             &self.tool,
             &self.call.args,
-            (value, content),
+            (value, content, plan_accepted),
             self.call.surface,
             limits,
         ) {
@@ -168,11 +174,12 @@ impl Chain {
 fn normalize(
     tool: &CompiledTool,
     args: &Value,
-    (value, presented): (FrozenValue, Option<Vec<ContentBlock>>),
+    (value, presented, plan_accepted): (FrozenValue, Option<Vec<ContentBlock>>, bool),
     surface: Surface,
     limits: &BoundLimits,
 ) -> Result<(Vec<ContentBlock>, Option<Value>, FrozenValue), FailureError> {
-    if !tool.output.is_valid(&value) {
+    // A value the plan accepted is one the validator accepts: it is not walked twice.
+    if !plan_accepted && !tool.output.is_valid(&value) {
         let violations = describe_violations(&tool.output, &value);
         return Err(output_error(
             tool,

@@ -14,7 +14,7 @@ use crate::depth::{self, Shape};
 use crate::error::{FailureError, FailureKind};
 use crate::outcome::{DispatchToken, ToolOutcome};
 use crate::panic::{catch, contain};
-use crate::schema::{coerce_integral_floats, describe_violations, strip_refused_nulls};
+use crate::schema::{Plan, coerce_integral_floats, describe_violations, strip_refused_nulls};
 use crate::text::printable;
 use crate::tool::ToolTable;
 
@@ -328,6 +328,10 @@ impl CallScope for Chain {
         &self.call.id
     }
 
+    fn output_plan(&self) -> Option<&Plan> {
+        self.tool.output_plan.as_ref()
+    }
+
     fn tool_name(&self) -> &str {
         &self.call.name
     }
@@ -504,7 +508,7 @@ fn post_execute(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
                 outcome
             }
             PostAction::ReplaceValue(value) => match chain.freeze(value) {
-                Ok(value) => chain.normalize(value, None),
+                Ok(value) => chain.normalize(value, None, false),
                 Err(error) => failure(error),
             },
             PostAction::Block(message) => {

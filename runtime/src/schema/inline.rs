@@ -37,19 +37,6 @@ pub enum InlineError {
     TooDeep,
 }
 
-/// Keywords that annotate rather than constrain.
-const ANNOTATIONS: [&str; 6] = [
-    "description",
-    "title",
-    "default",
-    "examples",
-    "deprecated",
-    "$comment",
-];
-
-/// The keywords whose values are data, copied as they are.
-const DATA_KEYWORDS: [&str; 4] = ["const", "enum", "default", "examples"];
-
 /// `schema` with every local `$ref` replaced by what it points to, and the definitions
 /// (`$defs`, `definitions`) dropped from the root. At most `max_nodes` nodes are built.
 ///
@@ -146,7 +133,7 @@ impl<'a> Inliner<'a> {
             if skip_ref && key == "$ref" {
                 continue;
             }
-            let value = if DATA_KEYWORDS.contains(&key.as_str()) {
+            let value = if super::DATA_KEYWORDS.contains(&key.as_str()) {
                 // Data is copied as it is; the document it comes from is within the limit.
                 value.clone()
             } else {
@@ -186,7 +173,7 @@ impl<'a> Inliner<'a> {
         // any other keyword both sides have must be kept as a conjunction.
         let clashes = |merged: &Map<String, Value>| {
             siblings.iter().any(|(key, value)| {
-                !ANNOTATIONS.contains(&key.as_str())
+                !super::ANNOTATIONS.contains(&key.as_str())
                     && merged.get(key).is_some_and(|other| other != value)
             })
         };

@@ -40,12 +40,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 mod cost;
 mod inline;
 mod normalize;
+mod plan;
 mod refs;
 mod roundtrip;
 
 pub use cost::MAX_EVALUATIONS;
 pub use inline::{InlineError, inline_refs};
 pub(crate) use normalize::{coerce_integral_floats, strip_refused_nulls};
+pub(crate) use plan::{Expect, ExpectItems, ExpectMembers, Plan};
 pub(crate) use roundtrip::serialized_gaps;
 
 use jsonschema::error::ValidationErrorKind;
@@ -330,6 +332,10 @@ pub fn compiled_schemas() -> u64 {
 pub(crate) struct Compiled {
     pub(crate) validator: Validator,
     pub(crate) draft_07: bool,
+    /// For an output schema made of the keywords serde-derived types use: what the lossless
+    /// snapshot checks while it builds a value, so that the validator walks only the values
+    /// it doubts.
+    pub(crate) plan: Option<Plan>,
 }
 
 /// Checks `schema` against the supported subset and compiles it. Done once per schema, at
@@ -387,11 +393,16 @@ pub(crate) fn compile(schema: &Value, role: SchemaRole) -> Result<Compiled, Sche
         .should_validate_formats(true)
         .build(inlined.as_ref().unwrap_or(schema))
         .map_err(|error| refused(&error))?;
+    let plan = match role {
+        SchemaRole::Output => Plan::of(inlined.as_ref().unwrap_or(schema)),
+        SchemaRole::Input => None,
+    };
     // `inline_refs` refuses a result past the depth limit, so the inlined copy drops normally.
     drop(inlined);
     Ok(Compiled {
         validator,
         draft_07,
+        plan,
     })
 }
 
@@ -521,6 +532,18 @@ fn draft_of(uri: &str) -> Option<Draft> {
 /// Keywords whose values are data, not schemas: a `{"$ref": "http://…"}` inside them is an
 /// ordinary JSON value.
 const DATA_KEYWORDS: [&str; 4] = ["const", "enum", "default", "examples"];
+
+/// Keywords that annotate rather than constrain.
+const ANNOTATIONS: [&str; 8] = [
+    "description",
+    "title",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "$comment",
+];
 
 /// Checks the keywords of the subset. Recursive, but only over a document already known to be
 /// at most [`MAX_DEPTH`] deep.

@@ -14,8 +14,8 @@ use crate::context::ToolContext;
 use crate::depth::{self, MAX_DEPTH};
 use crate::error::ToolError;
 use crate::present::{ContentBlock, IntoContent, IntoMeta};
-use crate::schema::{deserialize_schema_for, input_schema_for, output_schema_for};
-use crate::value::{LosslessError, to_lossless_value};
+use crate::schema::{Plan, deserialize_schema_for, input_schema_for, output_schema_for};
+use crate::value::{Checked, LosslessError, to_checked_value};
 
 use super::handler::{
     Body, BodyError, Explain, FromJson, Produced, Projections, TypedHandler, ValueBack, explain,
@@ -118,10 +118,11 @@ impl ToolBuilder {
                     let Presented { value, content } = future
                         .await
                         .map_err(|error| BodyError::Failed(error.into()))?;
-                    let value = snapshot(value).map_err(BodyError::Output)?;
+                    let (value, _) = snapshot(value, None).map_err(BodyError::Output)?;
                     Ok(Produced {
                         value,
                         content: Some(content),
+                        plan_accepted: false,
                     })
                 })
             }))
@@ -173,27 +174,47 @@ struct ValueCodec<T> {
     /// What `T` deserializes from: compared with `schema` when render or meta need the value
     /// back as `T`.
     deserialize_schema: fn() -> Value,
-    snapshot: fn(T) -> Result<Value, LosslessError>,
+    snapshot: SnapshotFn<T>,
 }
 
-/// The lossless JSON of a value. A `Value` (a dynamic tool's) is JSON already: it is measured,
-/// not serialized again, and one nested too deep is taken apart without recursion.
-fn snapshot<T: Serialize + 'static>(value: T) -> Result<Value, LosslessError> {
+/// [`snapshot`]: a value's lossless JSON, and whether the output schema's plan accepted it.
+type SnapshotFn<T> = fn(T, Option<&Plan>) -> Result<(Value, bool), LosslessError>;
+
+/// The lossless JSON of a value, and whether `plan` accepted it on the way. A `Value` (a
+/// dynamic tool's) is JSON already: it is measured, not serialized again (and left to the
+/// validator), and one nested too deep is taken apart without recursion.
+fn snapshot<T: Serialize + 'static>(
+    value: T,
+    plan: Option<&Plan>,
+) -> Result<(Value, bool), LosslessError> {
     let mut slot = Some(value);
-    match (&mut slot as &mut dyn std::any::Any)
+    if let Some(json) = (&mut slot as &mut dyn std::any::Any)
         .downcast_mut::<Option<Value>>()
         .and_then(Option::take)
     {
-        Some(json) => measured(json),
-        None => slot.map_or(Ok(Value::Null), |value| to_lossless_value(&value)),
+        return measured(json);
     }
+    // `Some(value)` serializes as `value` does. Everything but this one generic call is
+    // shared by every value type.
+    let checked = Checked::new(plan);
+    checked.finish(to_checked_value(&slot, checked.expect()))
 }
 
-/// A value that is JSON already, if it is within the depth limit; one that is not is taken
-/// apart without recursion.
-fn measured(json: Value) -> Result<Value, LosslessError> {
+/// What a typed body produced, once snapshotted: shared by every value type.
+fn produced(snapshot: Result<(Value, bool), LosslessError>) -> Result<Produced, BodyError> {
+    let (value, plan_accepted) = snapshot.map_err(BodyError::Output)?;
+    Ok(Produced {
+        value,
+        content: None,
+        plan_accepted,
+    })
+}
+
+/// A value that is JSON already, if it is within the depth limit (and then left to the
+/// validator); one that is not is taken apart without recursion.
+fn measured(json: Value) -> Result<(Value, bool), LosslessError> {
     match depth::check_depth(&json) {
-        Ok(()) => Ok(json),
+        Ok(()) => Ok((json, false)),
         Err(error) => {
             depth::dispose(json);
             Err(LosslessError::new(
@@ -261,18 +282,16 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
         Fut: Future<Output = Result<T, E>> + Send + 'static,
     {
         let snapshot = self.value.snapshot;
-        // One boxed future per call: the body, then the lossless snapshot of its value.
+        // One boxed future per call: the body, then the lossless snapshot of its value, checked
+        // against the output schema's plan (reached through the context) as it is built.
         self.with_body(Box::new(move |args, cx| {
+            let scope = cx.clone();
             let future = body(args, cx);
             Box::pin(async move {
                 let value = future
                     .await
                     .map_err(|error| BodyError::Failed(error.into()))?;
-                let value = snapshot(value).map_err(BodyError::Output)?;
-                Ok(Produced {
-                    value,
-                    content: None,
-                })
+                produced(snapshot(value, scope.output_plan()))
             })
         }))
     }

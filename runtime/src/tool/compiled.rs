@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::bound::BoundLimits;
 use crate::depth::{check_depth, dispose_checked};
-use crate::schema::{Compiled, SchemaError, SchemaRole, compile};
+use crate::schema::{Compiled, Plan, SchemaError, SchemaRole, compile};
 use crate::text::printable;
 
 use super::{Handler, RequiredState, ToolDef};
@@ -139,6 +139,9 @@ pub(crate) struct CompiledTool {
     /// Whether the input schema is draft-07, whose `$ref` hides its siblings.
     pub(crate) input_draft_07: bool,
     pub(crate) output: Validator,
+    /// What the lossless snapshot checks of a typed body's value, when the output schema has
+    /// a plan.
+    pub(crate) output_plan: Option<Plan>,
     pub(crate) handler: Arc<dyn Handler>,
     pub(crate) limits: Option<BoundLimits>,
     pub(crate) required_state: Vec<RequiredState>,
@@ -178,6 +181,7 @@ impl CompiledTool {
                 input: input.validator,
                 input_draft_07: input.draft_07,
                 output: output.validator,
+                output_plan: output.plan,
                 handler: def.handler.clone(),
                 limits: def.limits,
                 required_state: def.required_state.clone(),

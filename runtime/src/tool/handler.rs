@@ -182,6 +182,9 @@ fn projected(
 pub(crate) struct Produced {
     pub(crate) value: Value,
     pub(crate) content: Option<Vec<ContentBlock>>,
+    /// The output schema's plan accepted the value while it was snapshotted: the validator
+    /// need not walk it again.
+    pub(crate) plan_accepted: bool,
 }
 
 /// Why a body produced no value.

@@ -11,6 +11,7 @@ use serde::ser::{self, Serialize};
 use serde_json::{Map, Number, Value};
 
 use crate::depth::MAX_DEPTH;
+use crate::schema::{Expect, ExpectItems, ExpectMembers};
 
 /// Why a value could not be snapshotted as JSON without changing it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -50,10 +51,19 @@ fn display_path(path: &str) -> &str {
 /// assert_eq!(err.to_string(), "NaN cannot be represented in JSON (at /1)");
 /// ```
 pub fn to_lossless_value<T: ?Sized + Serialize>(value: &T) -> Result<Value, LosslessError> {
+    to_checked_value(value, Expect::NOTHING)
+}
+
+/// [`to_lossless_value`], checking the value as `expect`ed on the way (which raises its flag
+/// where a check fails).
+pub(crate) fn to_checked_value<T: ?Sized + Serialize>(
+    value: &T,
+    expect: Expect<'_>,
+) -> Result<Value, LosslessError> {
     // The conversion of the error is a function of its own, not a closure: shared by every
     // value type instead of copied into each.
     value
-        .serialize(ValueSerializer { depth: 0 })
+        .serialize(ValueSerializer { depth: 0, expect })
         .map_err(lossless_error)
 }
 
@@ -154,13 +164,30 @@ fn duplicate(key: &str) -> Error {
     ))
 }
 
-/// Serializes one value that `depth` arrays and objects enclose.
+/// Serializes one value that `depth` arrays and objects enclose, checking it as expected.
 #[derive(Clone, Copy)]
-struct ValueSerializer {
+struct ValueSerializer<'p> {
     depth: usize,
+    expect: Expect<'p>,
 }
 
-impl ValueSerializer {
+impl ValueSerializer<'_> {
+    fn signed(self, v: i64) -> Value {
+        self.expect.integer(v.into());
+        Value::from(v)
+    }
+
+    fn unsigned(self, v: u64) -> Value {
+        self.expect.integer(v.into());
+        Value::from(v)
+    }
+
+    fn float(self, v: f64) -> Result<Value, Error> {
+        let value = float(v)?;
+        self.expect.float();
+        Ok(value)
+    }
+
     /// The depth of the children of `levels` nested containers opened here, if that stays
     /// within [`MAX_DEPTH`]: the check comes before the value's `Serialize` recurses further.
     #[inline]
@@ -181,86 +208,94 @@ fn too_deep() -> Error {
     ))
 }
 
-impl ser::Serializer for ValueSerializer {
+impl<'p> ser::Serializer for ValueSerializer<'p> {
     type Ok = Value;
     type Error = Error;
-    type SerializeSeq = SeqSerializer;
-    type SerializeTuple = SeqSerializer;
-    type SerializeTupleStruct = SeqSerializer;
-    type SerializeTupleVariant = VariantSerializer<SeqSerializer>;
-    type SerializeMap = MapSerializer;
-    type SerializeStruct = MapSerializer;
-    type SerializeStructVariant = VariantSerializer<MapSerializer>;
+    type SerializeSeq = SeqSerializer<'p>;
+    type SerializeTuple = SeqSerializer<'p>;
+    type SerializeTupleStruct = SeqSerializer<'p>;
+    type SerializeTupleVariant = VariantSerializer<SeqSerializer<'p>>;
+    type SerializeMap = MapSerializer<'p>;
+    type SerializeStruct = MapSerializer<'p>;
+    type SerializeStructVariant = VariantSerializer<MapSerializer<'p>>;
 
     fn serialize_bool(self, v: bool) -> Result<Value, Error> {
+        self.expect.boolean();
         Ok(Value::Bool(v))
     }
     fn serialize_i8(self, v: i8) -> Result<Value, Error> {
-        Ok(Value::from(v))
+        Ok(self.signed(v.into()))
     }
     fn serialize_i16(self, v: i16) -> Result<Value, Error> {
-        Ok(Value::from(v))
+        Ok(self.signed(v.into()))
     }
     fn serialize_i32(self, v: i32) -> Result<Value, Error> {
-        Ok(Value::from(v))
+        Ok(self.signed(v.into()))
     }
     fn serialize_i64(self, v: i64) -> Result<Value, Error> {
-        Ok(Value::from(v))
+        Ok(self.signed(v))
     }
     fn serialize_i128(self, v: i128) -> Result<Value, Error> {
         if let Ok(small) = i64::try_from(v) {
-            Ok(Value::from(small))
+            Ok(self.signed(small))
         } else if let Ok(unsigned) = u64::try_from(v) {
-            Ok(Value::from(unsigned))
+            Ok(self.unsigned(unsigned))
         } else {
             Err(out_of_range(v))
         }
     }
     fn serialize_u8(self, v: u8) -> Result<Value, Error> {
-        Ok(Value::from(v))
+        Ok(self.unsigned(v.into()))
     }
     fn serialize_u16(self, v: u16) -> Result<Value, Error> {
-        Ok(Value::from(v))
+        Ok(self.unsigned(v.into()))
     }
     fn serialize_u32(self, v: u32) -> Result<Value, Error> {
-        Ok(Value::from(v))
+        Ok(self.unsigned(v.into()))
     }
     fn serialize_u64(self, v: u64) -> Result<Value, Error> {
-        Ok(Value::from(v))
+        Ok(self.unsigned(v))
     }
     fn serialize_u128(self, v: u128) -> Result<Value, Error> {
         u64::try_from(v)
-            .map(Value::from)
+            .map(|v| self.unsigned(v))
             .map_err(|_| out_of_range(v))
     }
     fn serialize_f32(self, v: f32) -> Result<Value, Error> {
-        float(f64::from(v))
+        self.float(f64::from(v))
     }
     fn serialize_f64(self, v: f64) -> Result<Value, Error> {
-        float(v)
+        self.float(v)
     }
     fn serialize_char(self, v: char) -> Result<Value, Error> {
-        Ok(Value::String(v.to_string()))
+        self.serialize_str(v.encode_utf8(&mut [0; 4]))
     }
     fn serialize_str(self, v: &str) -> Result<Value, Error> {
+        self.expect.string(v);
         Ok(Value::String(v.to_owned()))
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<Value, Error> {
+        let items = self.expect.array();
+        for &byte in v {
+            items.item().integer(byte.into());
+        }
+        items.end(v.len());
         Ok(Value::Array(
             v.iter().map(|&byte| Value::from(byte)).collect(),
         ))
     }
     fn serialize_none(self) -> Result<Value, Error> {
+        self.expect.null();
         Ok(Value::Null)
     }
     fn serialize_some<T: ?Sized + Serialize>(self, value: &T) -> Result<Value, Error> {
         value.serialize(self)
     }
     fn serialize_unit(self) -> Result<Value, Error> {
-        Ok(Value::Null)
+        self.serialize_none()
     }
     fn serialize_unit_struct(self, _name: &'static str) -> Result<Value, Error> {
-        Ok(Value::Null)
+        self.serialize_none()
     }
     fn serialize_unit_variant(
         self,
@@ -268,7 +303,7 @@ impl ser::Serializer for ValueSerializer {
         _index: u32,
         variant: &'static str,
     ) -> Result<Value, Error> {
-        Ok(Value::String(variant.to_owned()))
+        self.serialize_str(variant)
     }
     fn serialize_newtype_struct<T: ?Sized + Serialize>(
         self,
@@ -285,27 +320,32 @@ impl ser::Serializer for ValueSerializer {
         value: &T,
     ) -> Result<Value, Error> {
         let depth = self.open(1)?;
+        self.expect.variant();
         let inner = value
-            .serialize(ValueSerializer { depth })
+            .serialize(ValueSerializer {
+                depth,
+                expect: Expect::NOTHING,
+            })
             .map_err(|e| e.within(variant))?;
         let mut map = Map::with_capacity(1);
         map.insert(variant.to_owned(), inner);
         Ok(Value::Object(map))
     }
-    fn serialize_seq(self, len: Option<usize>) -> Result<SeqSerializer, Error> {
+    fn serialize_seq(self, len: Option<usize>) -> Result<SeqSerializer<'p>, Error> {
         Ok(SeqSerializer {
             items: Vec::with_capacity(len.unwrap_or(0)),
             depth: self.open(1)?,
+            expect: self.expect.array(),
         })
     }
-    fn serialize_tuple(self, len: usize) -> Result<SeqSerializer, Error> {
+    fn serialize_tuple(self, len: usize) -> Result<SeqSerializer<'p>, Error> {
         self.serialize_seq(Some(len))
     }
     fn serialize_tuple_struct(
         self,
         _name: &'static str,
         len: usize,
-    ) -> Result<SeqSerializer, Error> {
+    ) -> Result<SeqSerializer<'p>, Error> {
         self.serialize_seq(Some(len))
     }
     fn serialize_tuple_variant(
@@ -314,20 +354,26 @@ impl ser::Serializer for ValueSerializer {
         _index: u32,
         variant: &'static str,
         len: usize,
-    ) -> Result<VariantSerializer<SeqSerializer>, Error> {
+    ) -> Result<VariantSerializer<SeqSerializer<'p>>, Error> {
+        self.expect.variant();
         Ok(VariantSerializer {
             variant,
             inner: SeqSerializer {
                 items: Vec::with_capacity(len),
                 depth: self.open(2)?,
+                expect: ExpectItems::NOTHING,
             },
         })
     }
-    fn serialize_map(self, _len: Option<usize>) -> Result<MapSerializer, Error> {
-        Ok(MapSerializer::at(self.open(1)?))
+    fn serialize_map(self, _len: Option<usize>) -> Result<MapSerializer<'p>, Error> {
+        Ok(MapSerializer::at(self.open(1)?, self.expect.object()))
     }
-    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<MapSerializer, Error> {
-        Ok(MapSerializer::at(self.open(1)?))
+    fn serialize_struct(
+        self,
+        _name: &'static str,
+        _len: usize,
+    ) -> Result<MapSerializer<'p>, Error> {
+        self.serialize_map(None)
     }
     fn serialize_struct_variant(
         self,
@@ -335,90 +381,110 @@ impl ser::Serializer for ValueSerializer {
         _index: u32,
         variant: &'static str,
         _len: usize,
-    ) -> Result<VariantSerializer<MapSerializer>, Error> {
+    ) -> Result<VariantSerializer<MapSerializer<'p>>, Error> {
+        self.expect.variant();
         Ok(VariantSerializer {
             variant,
-            inner: MapSerializer::at(self.open(2)?),
+            inner: MapSerializer::at(self.open(2)?, ExpectMembers::NOTHING),
         })
     }
 }
 
 /// The elements of an array, each enclosed by `depth` arrays and objects.
-struct SeqSerializer {
+struct SeqSerializer<'p> {
     items: Vec<Value>,
     depth: usize,
+    expect: ExpectItems<'p>,
 }
 
-impl SeqSerializer {
+impl SeqSerializer<'_> {
     fn push<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
         let index = self.items.len();
         self.items.push(
             value
-                .serialize(ValueSerializer { depth: self.depth })
+                .serialize(ValueSerializer {
+                    depth: self.depth,
+                    expect: self.expect.item(),
+                })
                 .map_err(|e| e.within(index))?,
         );
         Ok(())
     }
+
+    fn end(self) -> Value {
+        self.expect.end(self.items.len());
+        Value::Array(self.items)
+    }
 }
 
-impl ser::SerializeSeq for SeqSerializer {
+impl ser::SerializeSeq for SeqSerializer<'_> {
     type Ok = Value;
     type Error = Error;
     fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
         self.push(value)
     }
     fn end(self) -> Result<Value, Error> {
-        Ok(Value::Array(self.items))
+        Ok(SeqSerializer::end(self))
     }
 }
 
-impl ser::SerializeTuple for SeqSerializer {
+impl ser::SerializeTuple for SeqSerializer<'_> {
     type Ok = Value;
     type Error = Error;
     fn serialize_element<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
         self.push(value)
     }
     fn end(self) -> Result<Value, Error> {
-        Ok(Value::Array(self.items))
+        Ok(SeqSerializer::end(self))
     }
 }
 
-impl ser::SerializeTupleStruct for SeqSerializer {
+impl ser::SerializeTupleStruct for SeqSerializer<'_> {
     type Ok = Value;
     type Error = Error;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
         self.push(value)
     }
     fn end(self) -> Result<Value, Error> {
-        Ok(Value::Array(self.items))
+        Ok(SeqSerializer::end(self))
     }
 }
 
 /// The members of an object, each enclosed by `depth` arrays and objects.
-struct MapSerializer {
+struct MapSerializer<'p> {
     map: Map<String, Value>,
     next_key: Option<String>,
     depth: usize,
+    expect: ExpectMembers<'p>,
 }
 
-impl MapSerializer {
-    fn at(depth: usize) -> Self {
+impl<'p> MapSerializer<'p> {
+    fn at(depth: usize, expect: ExpectMembers<'p>) -> Self {
         Self {
             map: Map::new(),
             next_key: None,
             depth,
+            expect,
         }
     }
 
-    fn field<T: ?Sized + Serialize>(&mut self, key: &str, value: &T) -> Result<(), Error> {
+    fn field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<(), Error> {
         let value = value
-            .serialize(ValueSerializer { depth: self.depth })
+            .serialize(ValueSerializer {
+                depth: self.depth,
+                expect: self.expect.field(key),
+            })
             .map_err(|e| e.within(key))?;
         insert_field(&mut self.map, key, value)
     }
+
+    fn end(self) -> Value {
+        self.expect.end();
+        Value::Object(self.map)
+    }
 }
 
-impl ser::SerializeMap for MapSerializer {
+impl ser::SerializeMap for MapSerializer<'_> {
     type Ok = Value;
     type Error = Error;
     fn serialize_key<T: ?Sized + Serialize>(&mut self, key: &T) -> Result<(), Error> {
@@ -431,16 +497,19 @@ impl ser::SerializeMap for MapSerializer {
             .take()
             .ok_or_else(|| Error::new("serialize_value called before serialize_key"))?;
         let value = value
-            .serialize(ValueSerializer { depth: self.depth })
+            .serialize(ValueSerializer {
+                depth: self.depth,
+                expect: self.expect.member(&key),
+            })
             .map_err(|e| e.within(&key))?;
         insert_entry(&mut self.map, key, value)
     }
     fn end(self) -> Result<Value, Error> {
-        Ok(Value::Object(self.map))
+        Ok(MapSerializer::end(self))
     }
 }
 
-impl ser::SerializeStruct for MapSerializer {
+impl ser::SerializeStruct for MapSerializer<'_> {
     type Ok = Value;
     type Error = Error;
     fn serialize_field<T: ?Sized + Serialize>(
@@ -451,7 +520,7 @@ impl ser::SerializeStruct for MapSerializer {
         self.field(key, value)
     }
     fn end(self) -> Result<Value, Error> {
-        Ok(Value::Object(self.map))
+        Ok(MapSerializer::end(self))
     }
 }
 
@@ -469,7 +538,7 @@ impl<S> VariantSerializer<S> {
     }
 }
 
-impl ser::SerializeTupleVariant for VariantSerializer<SeqSerializer> {
+impl ser::SerializeTupleVariant for VariantSerializer<SeqSerializer<'_>> {
     type Ok = Value;
     type Error = Error;
     fn serialize_field<T: ?Sized + Serialize>(&mut self, value: &T) -> Result<(), Error> {
@@ -481,7 +550,7 @@ impl ser::SerializeTupleVariant for VariantSerializer<SeqSerializer> {
     }
 }
 
-impl ser::SerializeStructVariant for VariantSerializer<MapSerializer> {
+impl ser::SerializeStructVariant for VariantSerializer<MapSerializer<'_>> {
     type Ok = Value;
     type Error = Error;
     fn serialize_field<T: ?Sized + Serialize>(

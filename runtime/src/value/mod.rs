@@ -1,8 +1,11 @@
 //! The canonical value: snapshotted from a Rust value without loss ([`to_lossless_value`]),
 //! then frozen — shared, immutable, and only ever lent out as `&Value` ([`FrozenValue`]).
 
+mod checked;
 mod lossless;
 
+pub(crate) use checked::Checked;
+pub(crate) use lossless::to_checked_value;
 pub use lossless::{LosslessError, to_lossless_value};
 
 use std::fmt;
