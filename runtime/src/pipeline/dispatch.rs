@@ -228,7 +228,12 @@ fn start(
         Err(problem) => return Started::Ended(failure(input_error(tool, &format!("- {problem}")))),
     };
     let schema = tool.definition.input_schema();
-    if !tool.input.is_valid(&args) {
+    // The plan decides the arguments it accepts; the validator, all others (and explains).
+    let accepted = tool
+        .input_plan
+        .as_ref()
+        .is_some_and(|plan| plan.accepts(&args));
+    if !accepted && !tool.input.is_valid(&args) {
         // `null` for an optional property is how strict-mode models leave it out.
         let stripped = shape.null && strip_refused_nulls(schema, tool.input_draft_07, &mut args);
         if !(stripped && tool.input.is_valid(&args)) {

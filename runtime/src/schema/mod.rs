@@ -332,9 +332,9 @@ pub fn compiled_schemas() -> u64 {
 pub(crate) struct Compiled {
     pub(crate) validator: Validator,
     pub(crate) draft_07: bool,
-    /// For an output schema made of the keywords serde-derived types use: what the lossless
-    /// snapshot checks while it builds a value, so that the validator walks only the values
-    /// it doubts.
+    /// For a schema made of the keywords serde-derived types use: what the lossless snapshot
+    /// checks while it builds a value, or what arguments are checked against first, so that
+    /// the validator walks only the values the plan doubts.
     pub(crate) plan: Option<Plan>,
 }
 
@@ -393,10 +393,7 @@ pub(crate) fn compile(schema: &Value, role: SchemaRole) -> Result<Compiled, Sche
         .should_validate_formats(true)
         .build(inlined.as_ref().unwrap_or(schema))
         .map_err(|error| refused(&error))?;
-    let plan = match role {
-        SchemaRole::Output => Plan::of(inlined.as_ref().unwrap_or(schema)),
-        SchemaRole::Input => None,
-    };
+    let plan = Plan::of(inlined.as_ref().unwrap_or(schema));
     // `inline_refs` refuses a result past the depth limit, so the inlined copy drops normally.
     drop(inlined);
     Ok(Compiled {

@@ -136,6 +136,8 @@ impl AdvertisedTool {
 pub(crate) struct CompiledTool {
     pub(crate) definition: AdvertisedTool,
     pub(crate) input: Validator,
+    /// What arguments are checked against before `input`, when the input schema has a plan.
+    pub(crate) input_plan: Option<Plan>,
     /// Whether the input schema is draft-07, whose `$ref` hides its siblings.
     pub(crate) input_draft_07: bool,
     pub(crate) output: Validator,
@@ -179,6 +181,7 @@ impl CompiledTool {
                     output_schema: Arc::new(output_schema),
                 },
                 input: input.validator,
+                input_plan: input.plan,
                 input_draft_07: input.draft_07,
                 output: output.validator,
                 output_plan: output.plan,
