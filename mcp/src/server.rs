@@ -29,7 +29,7 @@ use rmcp::service::{
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
-use toolprism::context::Progress;
+use toolprism::context::{Progress, ProgressSink};
 use toolprism::pipeline::DispatchOptions;
 use toolprism::{ChangeListener, OutcomeParts, Registry, Surface, ToolCall, ToolOutcome};
 
@@ -59,10 +59,30 @@ pub const ERROR_META_KEY: &str = "toolprism.dev/error";
 ///     cx.extension::<McpPeer>().is_some()
 /// }
 /// ```
-#[derive(Clone, Debug)]
+///
+/// It is also where the call's progress reports wait for the server to send them as
+/// `notifications/progress` (when the client asked for progress): one allocation per call
+/// serves both.
 pub struct McpPeer {
     peer: rmcp::service::Peer<RoleServer>,
     session: Arc<Session>,
+    progress: ProgressQueue<Progress>,
+}
+
+impl std::fmt::Debug for McpPeer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpPeer")
+            .field("peer", &self.peer)
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Progress the call's body reports is queued, and sent by the task serving the request.
+impl ProgressSink for McpPeer {
+    fn report(&self, progress: &Progress) {
+        self.progress.report(progress);
+    }
 }
 
 impl McpPeer {
@@ -298,17 +318,18 @@ impl McpServer {
         let args = Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall::new(call_id(&context.id), request.name.into_owned(), args);
 
-        let mut options = DispatchOptions::default().extension(McpPeer {
+        let client = Arc::new(McpPeer {
             peer: context.peer.clone(),
             session: self.session.clone(),
+            progress: ProgressQueue::default(),
         });
+        let mut options = DispatchOptions::default().shared_extension(client.clone());
         // Progress is forwarded by this task, between polls of the dispatch: no task is spawned
         // per call (rmcp's own client sends a token with every request).
         let mut progress = None;
         if let Some(token) = context.meta.get_progress_token() {
-            let queue = Arc::new(ProgressQueue::default());
-            options = options.shared_progress(queue.clone());
-            progress = Some((token, queue));
+            options = options.shared_progress(client.clone());
+            progress = Some((token, &client.progress));
         }
 
         let mut dispatch = std::pin::pin!(snapshot.dispatch_with(call, Surface::Direct, options));
@@ -362,10 +383,10 @@ impl McpServer {
 }
 
 /// A call's progress token and the queue its reports wait in.
-type ProgressStream = (rmcp::model::ProgressToken, Arc<ProgressQueue<Progress>>);
+type ProgressStream<'a> = (rmcp::model::ProgressToken, &'a ProgressQueue<Progress>);
 
 /// Ready when a report waits, or never when the client asked for none.
-async fn reports_ready(progress: Option<&ProgressStream>) {
+async fn reports_ready(progress: Option<&ProgressStream<'_>>) {
     match progress {
         Some((_, queue)) => queue.ready().await,
         None => std::future::pending().await,
@@ -373,7 +394,10 @@ async fn reports_ready(progress: Option<&ProgressStream>) {
 }
 
 /// Sends the reports waiting, oldest first.
-async fn send_progress(peer: &rmcp::service::Peer<RoleServer>, progress: Option<&ProgressStream>) {
+async fn send_progress(
+    peer: &rmcp::service::Peer<RoleServer>,
+    progress: Option<&ProgressStream<'_>>,
+) {
     let Some((token, queue)) = progress else {
         return;
     };

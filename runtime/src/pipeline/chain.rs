@@ -19,7 +19,7 @@ use crate::tool::{BodyError, CompiledTool, ToolTable};
 use crate::value::FrozenValue;
 
 use super::stages::Stages;
-use super::wrap::{ExecuteCall, Executed, Next, Rest};
+use super::wrap::{CallView, ExecuteCall, Executed, Next, Rest};
 
 /// One call on its way through the wrappers to the body.
 pub(crate) struct Chain {
@@ -27,7 +27,12 @@ pub(crate) struct Chain {
     /// The snapshot's tools, for nested dispatch.
     pub(super) table: Arc<ToolTable>,
     pub(super) tool: Arc<CompiledTool>,
-    pub(super) call: ExecuteCall,
+    /// The call id (untrusted), the resolved tool's name, the validated arguments and where
+    /// the call came from: what [`ExecuteCall`] shows.
+    pub(super) id: Arc<str>,
+    pub(super) name: Arc<str>,
+    pub(super) args: Value,
+    pub(super) surface: Surface,
     pub(super) token: DispatchToken,
     pub(super) progress: Option<Arc<dyn ProgressSink>>,
     pub(super) extensions: StateMap,
@@ -38,6 +43,15 @@ impl Rest for Chain {
     fn run_from(self: Arc<Self>, index: usize) -> BoxFuture<'static, ToolOutcome> {
         run_chain(self, index)
     }
+
+    fn call(&self) -> CallView<'_> {
+        CallView {
+            id: &self.id,
+            name: &self.name,
+            args: &self.args,
+            surface: self.surface,
+        }
+    }
 }
 
 /// Runs the wrappers from `index` inward, then the body.
@@ -47,7 +61,7 @@ pub(crate) fn run_chain(chain: Arc<Chain>, index: usize) -> BoxFuture<'static, T
             return run_body(&chain).await;
         };
         let next = Next::new(chain.clone(), index + 1);
-        let call = chain.call.clone();
+        let call = ExecuteCall(chain.clone());
         match contain(|| wrapper.wrap(call, next)).await {
             Ok(executed) => settle(&chain, executed),
             Err(panic) => {
@@ -88,9 +102,9 @@ fn settle(chain: &Chain, executed: Executed) -> ToolOutcome {
 
 /// Runs the body, and normalizes what it produced.
 pub(super) async fn run_body(chain: &Arc<Chain>) -> ToolOutcome {
-    let Chain { tool, call, .. } = &**chain;
+    let Chain { tool, args, .. } = &**chain;
     let cx = ToolContext::new(chain.clone());
-    let produced = match contain(|| tool.handler.call(&call.args, cx)).await {
+    let produced = match contain(|| tool.handler.call(args, cx)).await {
         Ok(Ok(produced)) => produced,
         Ok(Err(BodyError::Input(why))) => {
             return failure(input_error(tool, &format!("- {why}")));
@@ -151,9 +165,9 @@ impl Chain {
         let limits = self.limits();
         match normalize(
             &self.tool,
-            &self.call.args,
+            &self.args,
             (value, content, plan_accepted),
-            self.call.surface,
+            self.surface,
             limits,
         ) {
             Ok((content, meta, value)) => ToolOutcome::Success(ToolSuccess {

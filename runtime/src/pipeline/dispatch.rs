@@ -112,8 +112,39 @@ impl DispatchOptions {
     /// [`ToolContext::extension`](crate::ToolContext::extension) (one per type; a second
     /// replaces the first). Nested calls the body makes see it too.
     #[must_use]
-    pub fn extension<T: Send + Sync + 'static>(mut self, value: T) -> Self {
-        self.extensions.insert(Arc::new(value));
+    pub fn extension<T: Send + Sync + 'static>(self, value: T) -> Self {
+        self.shared_extension(Arc::new(value))
+    }
+
+    /// [`extension`](Self::extension) with a value the host keeps a handle on too, without
+    /// wrapping it again (the same allocation can then serve as the progress sink).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolprism::pipeline::DispatchOptions;
+    /// use toolprism::prelude::*;
+    ///
+    /// struct Customer(&'static str);
+    ///
+    /// /// Names the tenant the call runs for.
+    /// #[tool]
+    /// fn tenant(cx: &ToolContext) -> String {
+    ///     cx.extension::<Customer>().map_or("none", |tenant| tenant.0).to_owned()
+    /// }
+    ///
+    /// let registry = Registry::builder().tool(Tenant).build().unwrap();
+    /// let tenant = Arc::new(Customer("acme"));
+    /// let options = DispatchOptions::default().shared_extension(tenant.clone());
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let call = ToolCall::new("c1", "tenant", serde_json::json!({}));
+    /// let outcome = registry.snapshot().dispatch_with(call, Surface::Direct, options).await;
+    /// assert_eq!(*outcome.value().unwrap(), serde_json::json!("acme"));
+    /// # });
+    /// assert_eq!(Arc::strong_count(&tenant), 1, "the dispatch let its handle go");
+    /// ```
+    #[must_use]
+    pub fn shared_extension<T: Send + Sync + 'static>(mut self, value: Arc<T>) -> Self {
+        self.extensions.insert(value);
         self
     }
 }
@@ -248,12 +279,10 @@ fn start(
         stages: target.stages.clone(),
         table: target.table.clone(),
         tool: tool.clone(),
-        call: ExecuteCall {
-            id,
-            name: tool.definition.shared_name(),
-            args: Arc::new(args),
-            surface,
-        },
+        id,
+        name: tool.definition.shared_name(),
+        args,
+        surface,
         token: DispatchToken::fresh(),
         progress: options.progress,
         extensions: options.extensions,
@@ -273,7 +302,7 @@ fn run(chain: Arc<Chain>) -> impl Future<Output = ToolOutcome> + Send {
         // 3. Pre-execute policies. Boxed, like every await below that may not come: what is
         //    rare stays out of the dispatch future.
         if !stages.pre.is_empty()
-            && let Err(error) = Box::pin(pre_execute(stages, &chain.call)).await
+            && let Err(error) = Box::pin(pre_execute(stages, &ExecuteCall(chain.clone()))).await
         {
             return failure(error);
         }
@@ -292,8 +321,7 @@ fn run(chain: Arc<Chain>) -> impl Future<Output = ToolOutcome> + Send {
         // 9. Bound what the model reads. Last, so that a tool's own render limits and every
         //    policy have run, whatever their registration order. Nested calls never reach
         //    model context and are not bounded.
-        if chain.call.surface == Surface::Direct && is_oversized(outcome.content(), chain.limits())
-        {
+        if chain.surface == Surface::Direct && is_oversized(outcome.content(), chain.limits()) {
             return Box::pin(bound(&chain, outcome)).await;
         }
         outcome
@@ -330,7 +358,7 @@ fn measured_args(args: CallArgs) -> Result<(Value, Shape), String> {
 /// snapshot. Here, beside `dispatch`, because nested dispatch is a dispatch.
 impl CallScope for Chain {
     fn call_id(&self) -> &str {
-        &self.call.id
+        &self.id
     }
 
     fn output_plan(&self) -> Option<&Plan> {
@@ -338,11 +366,11 @@ impl CallScope for Chain {
     }
 
     fn tool_name(&self) -> &str {
-        &self.call.name
+        &self.name
     }
 
     fn surface(&self) -> Surface {
-        self.call.surface
+        self.surface
     }
 
     fn state(&self) -> &StateMap {
@@ -380,7 +408,7 @@ impl CallScope for Chain {
             };
             let outcome = dispatch(target, call, Surface::Nested, options).await;
             if let Some(recorder) = recorder {
-                recorder.0.record(&self.call.id, id, name, &outcome);
+                recorder.0.record(&self.id, id, name, &outcome);
             }
             outcome
         })
@@ -407,7 +435,7 @@ async fn bound(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
     let preview = {
         let texts: Vec<&str> = text_blocks(outcome.content()).collect();
         let name = chain.tool.name();
-        let retained = contain(|| chain.stages.store.retain(&chain.call.id, name, &texts))
+        let retained = contain(|| chain.stages.store.retain(&chain.id, name, &texts))
             .await
             .unwrap_or_else(|panic| {
                 Err(RetainError(std::io::Error::other(format!(
@@ -483,10 +511,14 @@ async fn pre_execute(stages: &Stages, call: &ExecuteCall) -> Result<(), FailureE
 }
 
 /// Runs the post-execute policies in order, each on the outcome the previous one left.
-fn post_execute(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
+fn post_execute(chain: &Arc<Chain>, mut outcome: ToolOutcome) -> ToolOutcome {
+    if chain.stages.post.is_empty() {
+        return outcome;
+    }
+    let call = ExecuteCall(chain.clone());
     let mut contexts = Vec::new();
     for policy in &chain.stages.post {
-        let decision = match catch(|| policy.review(&chain.call, &outcome)) {
+        let decision = match catch(|| policy.review(&call, &outcome)) {
             Ok(decision) => decision,
             Err(panic) => {
                 // Fail closed: a redaction policy that panics must not let the result through.

@@ -20,34 +20,42 @@ use crate::error::ToolError;
 use crate::outcome::{ToolFailure, ToolOutcome};
 
 /// A call as wrappers and policies see it: after its name was resolved and its arguments
-/// validated. Cheap to clone.
-#[derive(Clone, Debug)]
-pub struct ExecuteCall {
-    pub(crate) id: Arc<str>,
-    pub(crate) name: Arc<str>,
-    pub(crate) args: Arc<Value>,
-    pub(crate) surface: Surface,
-}
+/// validated. Cheap to clone: a clone shares the dispatch's own record of the call (one
+/// allocation per call serves both), so one kept after the call ended also keeps the snapshot
+/// it ran against.
+#[derive(Clone)]
+pub struct ExecuteCall(pub(crate) Arc<dyn Rest>);
 
 impl ExecuteCall {
     /// The call id (untrusted text from a model or a peer).
     pub fn id(&self) -> &str {
-        &self.id
+        self.0.call().id
     }
 
     /// The resolved tool's name.
     pub fn name(&self) -> &str {
-        &self.name
+        self.0.call().name
     }
 
     /// The arguments, valid against the tool's input schema.
     pub fn args(&self) -> &Value {
-        &self.args
+        self.0.call().args
     }
 
     /// Whether a model or a program made the call.
     pub fn surface(&self) -> Surface {
-        self.surface
+        self.0.call().surface
+    }
+}
+
+impl std::fmt::Debug for ExecuteCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExecuteCall")
+            .field("id", &self.id())
+            .field("name", &self.name())
+            .field("args", self.args())
+            .field("surface", &self.surface())
+            .finish()
     }
 }
 
@@ -118,10 +126,20 @@ pub struct Next {
     index: usize,
 }
 
-/// What `Next` runs: the chain from a wrapper's index inward. Implemented by the pipeline's
-/// chain, behind this trait so that wrappers do not depend on how the chain is built.
+/// What `Next` runs (the chain from a wrapper's index inward) and what `ExecuteCall` shows.
+/// Implemented by the pipeline's chain, behind this trait so that wrappers do not depend on
+/// how the chain is built.
 pub(crate) trait Rest: Send + Sync + 'static {
     fn run_from(self: Arc<Self>, index: usize) -> BoxFuture<'static, ToolOutcome>;
+    fn call(&self) -> CallView<'_>;
+}
+
+/// The call a chain runs.
+pub(crate) struct CallView<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) args: &'a Value,
+    pub(crate) surface: Surface,
 }
 
 impl Next {
