@@ -410,19 +410,29 @@ async fn send_progress(
     }
 }
 
-/// The request id as a call id: a string id shared, a number printed without an intermediate
-/// `String`.
+/// The request id as a call id: a string id shared, a number written out digit by digit
+/// (without the formatting machinery or an intermediate `String`).
 fn call_id(id: &rmcp::model::RequestId) -> Arc<str> {
     match id {
         rmcp::model::NumberOrString::String(id) => id.clone(),
         rmcp::model::NumberOrString::Number(number) => {
-            use std::io::Write as _;
             // `i64::MIN` is 20 characters.
             let mut digits = [0_u8; 20];
-            let mut rest = &mut digits[..];
-            write!(rest, "{number}").expect("an i64 fits in 20 bytes");
-            let printed = 20 - rest.len();
-            Arc::from(std::str::from_utf8(&digits[..printed]).expect("digits are ASCII"))
+            let mut at = digits.len();
+            let mut rest = number.unsigned_abs();
+            loop {
+                at -= 1;
+                digits[at] = b'0' + (rest % 10) as u8;
+                rest /= 10;
+                if rest == 0 {
+                    break;
+                }
+            }
+            if *number < 0 {
+                at -= 1;
+                digits[at] = b'-';
+            }
+            Arc::from(std::str::from_utf8(&digits[at..]).expect("digits are ASCII"))
         }
     }
 }
@@ -656,7 +666,7 @@ mod tests {
 
     #[test]
     fn a_request_id_becomes_the_same_call_id_however_it_is_printed() {
-        for number in [0, 7, -1, 1 << 53, i64::MAX, i64::MIN] {
+        for number in [0, 7, 10, -1, -10, 1 << 53, i64::MAX, i64::MIN] {
             let id = NumberOrString::Number(number);
             assert_eq!(&*call_id(&id), id.to_string());
         }
