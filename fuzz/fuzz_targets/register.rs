@@ -1,22 +1,32 @@
 //! Registration of an arbitrary schema (as input, and as output), then dispatches against it.
 //! Findings: a panic, an abort, a hang — registration must refuse, with an error, whatever it
-//! cannot bound, and what it accepts must validate within the documented cost.
+//! cannot bound, and what it accepts must validate within the documented cost; and a body that
+//! ran on arguments its input schema refuses (the schema's plan, where it has one, accepts
+//! arguments without the validator: this is its differential check against an independent one).
 
 #![no_main]
 
 #[path = "common.rs"]
 mod common;
 
+use std::sync::Mutex;
+
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Value, json};
 use toolprism::prelude::*;
+
+/// The arguments the body last ran on.
+static SEEN: Mutex<Option<Value>> = Mutex::new(None);
 
 fn tool(input: Value, output: Value) -> ToolDef {
     ToolDef::builder("fuzzed")
         .description("A tool with a fuzzed schema.")
         .input_schema(input)
         .output_schema(output)
-        .handler(|args: Value, _cx: ToolContext| async move { Ok::<_, ToolError>(args) })
+        .handler(|args: Value, _cx: ToolContext| async move {
+            *SEEN.lock().unwrap() = Some(args.clone());
+            Ok::<_, ToolError>(args)
+        })
         .build()
 }
 
@@ -31,11 +41,12 @@ fuzz_target!(|data: &[u8]| {
         json!({"type": "object", "properties": {"x": schema.clone()}})
     };
     let Ok(registry) = Registry::builder()
-        .tool(tool(input, schema.clone()))
+        .tool(tool(input.clone(), schema.clone()))
         .build()
     else {
         return;
     };
+    let input_validator = common::independent(&input);
     let candidates = [
         json!({}),
         json!({"x": null}),
@@ -44,11 +55,21 @@ fuzz_target!(|data: &[u8]| {
         json!({"x": [1, "a", null]}),
         json!({"x": {"a": {"b": [true]}}}),
         json!({"x": schema.clone()}),
+        json!({"x": -1, "a": 1}),
+        json!({"x": 1.5}),
+        json!({"x": u64::MAX}),
+        json!({"x": {"a": 1, "b": "a"}}),
     ];
     for args in candidates {
         let outcome = common::block_on(
             registry.dispatch(ToolCall::new("c", "fuzzed", args), Surface::Direct),
         );
+        if let (Some(seen), Some(validator)) = (SEEN.lock().unwrap().take(), &input_validator) {
+            assert!(
+                validator.is_valid(&seen),
+                "the body ran on {seen}, which {input} refuses"
+            );
+        }
         if let Some(value) = outcome.value() {
             // Success means the value passed the output schema.
             let validator = common::independent(&schema);
