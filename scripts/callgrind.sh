@@ -18,11 +18,12 @@ per_call() {
     echo $(((total - base) / n))
 }
 
-# `median_per_call n command…`: the median of three `per_call`s. Even with the heap held steady a
-# count moves between runs of one binary, by up to 1.5% (where the heap's chunks fall): every
-# script quotes medians.
+# `median_per_call n command…`: the median of `$runs` (default three) `per_call`s. Even with the
+# heap held steady a count moves between runs of one binary, by up to 1.5% (where the heap's
+# chunks fall): every script quotes medians.
 median_per_call() {
-    for _ in 1 2 3; do per_call "$@"; done | sort -n | sed -n 2p
+    local count=${runs:-3}
+    for _ in $(seq "$count"); do per_call "$@"; done | sort -n | sed -n "$(((count + 1) / 2))p"
 }
 
 instructions() {
