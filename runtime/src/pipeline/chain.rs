@@ -97,7 +97,7 @@ fn settle(chain: &Chain, executed: Executed) -> ToolOutcome {
             Err(error) => return failure(error),
         },
     };
-    chain.normalize(value, None, false)
+    chain.normalize(value, None, None)
 }
 
 /// Runs the body, and normalizes what it produced.
@@ -130,7 +130,7 @@ pub(super) async fn run_body(chain: &Arc<Chain>) -> ToolOutcome {
     chain.normalize(
         FrozenValue::freeze(produced.value),
         produced.content,
-        produced.plan_accepted,
+        produced.judged,
     )
 }
 
@@ -155,18 +155,19 @@ impl Chain {
     }
 
     /// `content`: what a body presented elsewhere made for the value, in place of `render`.
-    /// `plan_accepted`: the output schema's plan accepted the value as it was snapshotted.
+    /// `judged`: whether the output schema's plan accepted the value as it was snapshotted
+    /// (`None`: it did not judge it, so it is judged here).
     pub(super) fn normalize(
         &self,
         value: FrozenValue,
         content: Option<Vec<ContentBlock>>,
-        plan_accepted: bool,
+        judged: Option<bool>,
     ) -> ToolOutcome {
         let limits = self.limits();
         match normalize(
             &self.tool,
             &self.args,
-            (value, content, plan_accepted),
+            (value, content, judged),
             self.surface,
             limits,
         ) {
@@ -188,12 +189,19 @@ impl Chain {
 fn normalize(
     tool: &CompiledTool,
     args: &Value,
-    (value, presented, plan_accepted): (FrozenValue, Option<Vec<ContentBlock>>, bool),
+    (value, presented, judged): (FrozenValue, Option<Vec<ContentBlock>>, Option<bool>),
     surface: Surface,
     limits: &BoundLimits,
 ) -> Result<(Vec<ContentBlock>, Option<Value>, FrozenValue), FailureError> {
-    // A value the plan accepted is one the validator accepts: it is not walked twice.
-    if !plan_accepted && !tool.output.is_valid(&value) {
+    // A value the plan accepts is one the validator accepts. One the snapshot did not judge (a
+    // dynamic tool's, a wrapper's or a policy's) is walked by the plan here; one it doubted
+    // goes to the validator without a second walk by the plan.
+    let accepted = judged.unwrap_or_else(|| {
+        tool.output_plan
+            .as_ref()
+            .is_some_and(|plan| plan.accepts(&value))
+    });
+    if !accepted && !tool.output.is_valid(&value) {
         let violations = describe_violations(&tool.output, &value);
         return Err(output_error(
             tool,

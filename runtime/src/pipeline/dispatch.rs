@@ -545,7 +545,7 @@ fn post_execute(chain: &Arc<Chain>, mut outcome: ToolOutcome) -> ToolOutcome {
                 outcome
             }
             PostAction::ReplaceValue(value) => match chain.freeze(value) {
-                Ok(value) => chain.normalize(value, None, false),
+                Ok(value) => chain.normalize(value, None, None),
                 Err(error) => failure(error),
             },
             PostAction::Block(message) => {

@@ -122,7 +122,7 @@ impl ToolBuilder {
                     Ok(Produced {
                         value,
                         content: Some(content),
-                        plan_accepted: false,
+                        judged: None,
                     })
                 })
             }))
@@ -177,16 +177,17 @@ struct ValueCodec<T> {
     snapshot: SnapshotFn<T>,
 }
 
-/// [`snapshot`]: a value's lossless JSON, and whether the output schema's plan accepted it.
-type SnapshotFn<T> = fn(T, Option<&Plan>) -> Result<(Value, bool), LosslessError>;
+/// [`snapshot`]: a value's lossless JSON, and whether the output schema's plan accepted it
+/// (`None`: it did not judge it).
+type SnapshotFn<T> = fn(T, Option<&Plan>) -> Result<(Value, Option<bool>), LosslessError>;
 
 /// The lossless JSON of a value, and whether `plan` accepted it on the way. A `Value` (a
-/// dynamic tool's) is JSON already: it is measured, not serialized again (and left to the
-/// validator), and one nested too deep is taken apart without recursion.
+/// dynamic tool's) is JSON already: it is measured, not serialized again (and judged after),
+/// and one nested too deep is taken apart without recursion.
 fn snapshot<T: Serialize + 'static>(
     value: T,
     plan: Option<&Plan>,
-) -> Result<(Value, bool), LosslessError> {
+) -> Result<(Value, Option<bool>), LosslessError> {
     let mut slot = Some(value);
     if let Some(json) = (&mut slot as &mut dyn std::any::Any)
         .downcast_mut::<Option<Value>>()
@@ -201,20 +202,20 @@ fn snapshot<T: Serialize + 'static>(
 }
 
 /// What a typed body produced, once snapshotted: shared by every value type.
-fn produced(snapshot: Result<(Value, bool), LosslessError>) -> Result<Produced, BodyError> {
-    let (value, plan_accepted) = snapshot.map_err(BodyError::Output)?;
+fn produced(snapshot: Result<(Value, Option<bool>), LosslessError>) -> Result<Produced, BodyError> {
+    let (value, judged) = snapshot.map_err(BodyError::Output)?;
     Ok(Produced {
         value,
         content: None,
-        plan_accepted,
+        judged,
     })
 }
 
-/// A value that is JSON already, if it is within the depth limit (and then left to the
-/// validator); one that is not is taken apart without recursion.
-fn measured(json: Value) -> Result<(Value, bool), LosslessError> {
+/// A value that is JSON already, if it is within the depth limit (and then judged like any
+/// value made elsewhere); one that is not is taken apart without recursion.
+fn measured(json: Value) -> Result<(Value, Option<bool>), LosslessError> {
     match depth::check_depth(&json) {
-        Ok(()) => Ok((json, false)),
+        Ok(()) => Ok((json, None)),
         Err(error) => {
             depth::dispose(json);
             Err(LosslessError::new(

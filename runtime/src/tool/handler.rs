@@ -182,9 +182,9 @@ fn projected(
 pub(crate) struct Produced {
     pub(crate) value: Value,
     pub(crate) content: Option<Vec<ContentBlock>>,
-    /// The output schema's plan accepted the value while it was snapshotted: the validator
-    /// need not walk it again.
-    pub(crate) plan_accepted: bool,
+    /// Whether the output schema's plan accepted the value while it was snapshotted (`None`:
+    /// it did not judge it). Accepted, the validator need not walk it.
+    pub(crate) judged: Option<bool>,
 }
 
 /// Why a body produced no value.

@@ -30,12 +30,12 @@ impl<'p> Checked<'p> {
         }
     }
 
-    /// The serialized value, and whether the plan accepted it (never, without a plan).
+    /// The serialized value, and whether the plan accepted it (`None`: there was no plan).
     pub(crate) fn finish(
         &self,
         serialized: Result<Value, LosslessError>,
-    ) -> Result<(Value, bool), LosslessError> {
-        serialized.map(|json| (json, self.plan.is_some() && !self.doubt.get()))
+    ) -> Result<(Value, Option<bool>), LosslessError> {
+        serialized.map(|json| (json, self.plan.map(|_| !self.doubt.get())))
     }
 }
 
@@ -47,7 +47,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::Checked;
-    use crate::schema::{SchemaRole, compile, output_schema_for};
+    use crate::schema::{SchemaRole, compile, input_schema_for, output_schema_for};
     use crate::value::to_checked_value;
 
     /// Whether the plan of `schema` accepts `value` as it is serialized (`None`: no plan), and
@@ -62,6 +62,7 @@ mod tests {
             let (snapshot, accepted) = checked
                 .finish(to_checked_value(value, checked.expect()))
                 .unwrap();
+            let accepted = accepted.expect("a plan judges what it checks");
             assert_eq!(snapshot, json);
             let walked = plan.accepts(&json);
             assert!(!accepted || walked, "the walk of {json} doubted it");
@@ -122,6 +123,41 @@ mod tests {
         // Each twice: the second time, struct fields are found by the address of their names.
         for mode in [Mode::Read, Mode::Read, Mode::Write, Mode::Write] {
             assert_eq!(judged(&schema, &read(mode)), (Some(true), true));
+        }
+    }
+
+    /// Arguments as `#[tool]` declares them: unknown fields denied, optional ones `Option`s.
+    #[derive(serde::Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[expect(dead_code, reason = "only its schema is used")]
+    struct EditArgs {
+        path: String,
+        lines: Vec<u32>,
+        limit: Option<u8>,
+        dry_run: bool,
+    }
+
+    #[test]
+    fn derived_arguments_are_checked_by_their_plan_without_the_validator() {
+        let compiled = compile(&input_schema_for::<EditArgs>(), SchemaRole::Input).unwrap();
+        let plan = compiled.plan.expect("a derived argument schema has a plan");
+        for args in [
+            json!({"path": "a", "lines": [1, 2], "limit": 3, "dry_run": true}),
+            json!({"path": "a", "lines": [], "limit": null, "dry_run": false}),
+            json!({"path": "a", "lines": [], "dry_run": false}),
+        ] {
+            assert!(plan.accepts(&args), "{args}");
+            assert!(compiled.validator.is_valid(&args), "{args}");
+        }
+        for args in [
+            json!({"path": "a", "lines": [1], "dry_run": true, "extra": 1}),
+            json!({"path": "a", "lines": [-1], "dry_run": true}),
+            json!({"path": "a", "lines": [1], "limit": 256, "dry_run": true}),
+            json!({"path": 1, "lines": [], "dry_run": true}),
+            json!({"lines": [], "dry_run": true}),
+        ] {
+            assert!(!plan.accepts(&args), "{args}");
+            assert!(!compiled.validator.is_valid(&args), "{args}");
         }
     }
 

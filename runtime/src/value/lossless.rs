@@ -275,14 +275,16 @@ impl<'p> ser::Serializer for ValueSerializer<'p> {
         Ok(Value::String(v.to_owned()))
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<Value, Error> {
-        let items = self.expect.array();
-        for &byte in v {
-            items.item().integer(byte.into());
-        }
-        items.end(v.len());
-        Ok(Value::Array(
-            v.iter().map(|&byte| Value::from(byte)).collect(),
-        ))
+        let expect = self.expect.array();
+        let items = v
+            .iter()
+            .map(|&byte| {
+                expect.item().integer(byte.into());
+                Value::from(byte)
+            })
+            .collect();
+        expect.end(v.len());
+        Ok(Value::Array(items))
     }
     fn serialize_none(self) -> Result<Value, Error> {
         self.expect.null();
