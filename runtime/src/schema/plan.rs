@@ -11,7 +11,7 @@
 //! the validator, which has the last word and the error message.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use serde_json::{Map, Number, Value};
 
@@ -41,6 +41,10 @@ pub(crate) struct Check {
     properties: Box<[Property]>,
     /// The indexes in `properties` of the required ones, as bits.
     required: u64,
+    /// For the `n`th field a struct serializes, the index in `properties` it was found at
+    /// last time (`u8::MAX` before): a struct writes its fields in the same order every time,
+    /// so one comparison finds each.
+    field_order: Box<[AtomicU8]>,
     additional: Plan,
 }
 
@@ -166,6 +170,7 @@ impl Check {
             max_items: u64::MAX,
             properties: Box::new([]),
             required: 0,
+            field_order: Box::new([]),
             additional: Plan::Any,
         }
     }
@@ -239,12 +244,48 @@ impl Check {
                 .position(|property| Some(&*property.name) == name.as_str())?;
             check.required |= 1 << at;
         }
+        check.field_order = properties.iter().map(|_| AtomicU8::new(u8::MAX)).collect();
         check.properties = properties.into_boxed_slice();
         Some(if asserts {
             Plan::Check(Box::new(check))
         } else {
             Plan::Any
         })
+    }
+}
+
+impl Check {
+    /// The property the `nth` field a struct serializes, named `key`, is (`None`: an
+    /// additional one). Static memory never changes, so a property whose remembered address
+    /// and length match `key`'s has its name.
+    fn field_at(&self, nth: usize, key: &'static str) -> Option<usize> {
+        let address = key.as_ptr().addr();
+        let named_by_key = |property: &Property| {
+            property.static_name.load(Ordering::Relaxed) == address
+                && property.name.len() == key.len()
+        };
+        let slot = self.field_order.get(nth);
+        if let Some(slot) = slot {
+            let guess = usize::from(slot.load(Ordering::Relaxed));
+            if self.properties.get(guess).is_some_and(named_by_key) {
+                return Some(guess);
+            }
+        }
+        let at = self.properties.iter().position(named_by_key).or_else(|| {
+            let at = self
+                .properties
+                .iter()
+                .position(|property| *property.name == *key)?;
+            self.properties[at]
+                .static_name
+                .store(address, Ordering::Relaxed);
+            Some(at)
+        })?;
+        // At most 64 properties (`required` is a `u64`): the index fits.
+        if let (Some(slot), Ok(at)) = (slot, u8::try_from(at)) {
+            slot.store(at, Ordering::Relaxed);
+        }
+        Some(at)
     }
 }
 
@@ -413,6 +454,7 @@ impl<'p> Expect<'p> {
         ExpectMembers {
             expect: self.unlisted(Kind::Object),
             seen: 0,
+            members: 0,
         }
     }
 }
@@ -445,50 +487,43 @@ impl<'p> ExpectItems<'p> {
 pub(crate) struct ExpectMembers<'p> {
     expect: Option<(&'p Check, &'p Cell<bool>)>,
     seen: u64,
+    /// How many members (or fields) were met so far.
+    members: usize,
 }
 
 impl<'p> ExpectMembers<'p> {
     pub(crate) const NOTHING: ExpectMembers<'static> = ExpectMembers {
         expect: None,
         seen: 0,
+        members: 0,
     };
 
-    /// A member whose name a map serialized.
+    /// A member whose name a map serialized (or a walk met): looked for first where a map
+    /// whose keys are all properties, in their order, has it.
     pub(crate) fn member(&mut self, key: &str) -> Expect<'p> {
         let Some((check, doubt)) = self.expect else {
             return Expect::NOTHING;
         };
-        let at = check
-            .properties
-            .iter()
-            .position(|property| *property.name == *key);
+        let nth = self.members;
+        self.members += 1;
+        let named = |property: &Property| *property.name == *key;
+        let at = if check.properties.get(nth).is_some_and(named) {
+            Some(nth)
+        } else {
+            check.properties.iter().position(named)
+        };
         self.found(check, doubt, at)
     }
 
     /// A field a struct serialized: its name is static, and found by address after the first
-    /// time.
+    /// time — where the same struct's field in this position was found, most often.
     pub(crate) fn field(&mut self, key: &'static str) -> Expect<'p> {
         let Some((check, doubt)) = self.expect else {
             return Expect::NOTHING;
         };
-        let address = key.as_ptr().addr();
-        let at = check
-            .properties
-            .iter()
-            .position(|property| {
-                property.static_name.load(Ordering::Relaxed) == address
-                    && property.name.len() == key.len()
-            })
-            .or_else(|| {
-                let at = check
-                    .properties
-                    .iter()
-                    .position(|property| *property.name == *key)?;
-                check.properties[at]
-                    .static_name
-                    .store(address, Ordering::Relaxed);
-                Some(at)
-            });
+        let nth = self.members;
+        self.members += 1;
+        let at = check.field_at(nth, key);
         self.found(check, doubt, at)
     }
 

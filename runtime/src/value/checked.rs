@@ -47,8 +47,8 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::Checked;
-    use crate::schema::{SchemaRole, compile, input_schema_for, output_schema_for};
-    use crate::value::to_checked_value;
+    use crate::schema::{Expect, SchemaRole, compile, input_schema_for, output_schema_for};
+    use crate::value::{LosslessError, to_checked_value};
 
     /// Whether the plan of `schema` accepts `value` as it is serialized (`None`: no plan), and
     /// whether the validator does. The plan's walk of the serialized JSON (what arguments get)
@@ -158,6 +158,113 @@ mod tests {
         ] {
             assert!(!plan.accepts(&args), "{args}");
             assert!(!compiled.validator.is_valid(&args), "{args}");
+        }
+    }
+
+    /// One struct's fields in one order; others below write the same names in another order,
+    /// leave one out, or give one another type.
+    #[derive(Serialize)]
+    struct Ordered {
+        count: u8,
+        label: &'static str,
+    }
+
+    #[derive(Serialize)]
+    struct Reordered {
+        label: &'static str,
+        count: u8,
+    }
+
+    #[derive(Serialize)]
+    struct Sometimes {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        count: Option<u8>,
+        label: &'static str,
+    }
+
+    #[derive(Serialize)]
+    struct Mistyped {
+        count: &'static str,
+        label: &'static str,
+    }
+
+    #[derive(Serialize)]
+    struct Extra {
+        count: u8,
+        label: &'static str,
+        more: bool,
+    }
+
+    #[test]
+    fn structs_writing_their_fields_in_any_order_get_the_validators_verdict_every_time() {
+        // One plan for every value, as a tool's is: where it found each field last time must
+        // never decide where a field of another struct (or of the same one, left out) is.
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "minimum": 0, "maximum": 9},
+                "label": {"type": "string"}
+            },
+            "required": ["count", "label"],
+            "additionalProperties": false
+        });
+        let compiled = compile(&schema, SchemaRole::Output).unwrap();
+        let plan = compiled.plan.as_ref().expect("a plan");
+        let verdict = |value: &dyn Snapshotted| {
+            let checked = Checked::new(Some(plan));
+            let (json, accepted) = checked.finish(value.checked(checked.expect())).unwrap();
+            assert_eq!(
+                accepted,
+                Some(compiled.validator.is_valid(&json)),
+                "{json} judged otherwise than by the validator"
+            );
+            accepted == Some(true)
+        };
+        for _ in 0..3 {
+            assert!(verdict(&Ordered {
+                count: 1,
+                label: "a"
+            }));
+            assert!(verdict(&Reordered {
+                label: "b",
+                count: 2
+            }));
+            assert!(verdict(&Sometimes {
+                count: Some(3),
+                label: "c"
+            }));
+            assert!(!verdict(&Sometimes {
+                count: None,
+                label: "d"
+            }));
+            assert!(!verdict(&Ordered {
+                count: 10,
+                label: "e"
+            }));
+            assert!(!verdict(&Mistyped {
+                count: "4",
+                label: "f"
+            }));
+            assert!(!verdict(&Extra {
+                count: 5,
+                label: "g",
+                more: true
+            }));
+            assert!(verdict(&Reordered {
+                label: "h",
+                count: 9
+            }));
+        }
+    }
+
+    /// Values of several types, serialized through one closure.
+    trait Snapshotted {
+        fn checked(&self, expect: Expect<'_>) -> Result<Value, LosslessError>;
+    }
+
+    impl<T: Serialize> Snapshotted for T {
+        fn checked(&self, expect: Expect<'_>) -> Result<Value, LosslessError> {
+            to_checked_value(self, expect)
         }
     }
 
