@@ -15,11 +15,9 @@ use crate::depth::{self, MAX_DEPTH};
 use crate::error::ToolError;
 use crate::present::{ContentBlock, IntoContent, IntoMeta};
 use crate::schema::{Plan, deserialize_schema_for, input_schema_for, output_schema_for};
-use crate::value::{Checked, LosslessError, to_checked_value};
+use crate::value::{Checked, LosslessError, from_json, to_checked_value};
 
-use super::handler::{
-    Body, BodyError, Explain, FromJson, Produced, Projections, TypedHandler, ValueBack, explain,
-};
+use super::handler::{Body, BodyError, FromJson, Produced, Projections, TypedHandler, ValueBack};
 use super::{Handler, RequiredState, ToolDef};
 
 /// The first step of [`ToolDef::builder`]: name, description and optional explicit schemas.
@@ -135,8 +133,7 @@ impl ToolBuilder {
             head: self,
             args: ArgsCodec {
                 schema: input_schema_for::<A>,
-                deserialize: |value| A::deserialize(value),
-                explain: explain::<A>,
+                deserialize: from_json::<A>,
             },
         }
     }
@@ -165,7 +162,6 @@ impl Presented {
 struct ArgsCodec<A> {
     schema: fn() -> Value,
     deserialize: FromJson<A>,
-    explain: Explain,
 }
 
 /// How the pipeline handles a value type, captured where `T: ToolOutput` is proven.
@@ -417,7 +413,6 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
     pub fn build(self) -> ToolDef {
         let handler = Arc::new(TypedHandler {
             deserialize_args: self.args.deserialize,
-            explain_args: self.args.explain,
             value_schemas: [self.value.schema, self.value.deserialize_schema],
             body: self.body,
             projections: self.projections,

@@ -9,12 +9,10 @@ use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::panic::catch;
 use crate::present::{ContentBlock, MetaError};
-use crate::value::LosslessError;
+use crate::value::{LosslessError, TypedError, from_json};
 
 /// Deserializes a type from a borrowed JSON value.
-pub(super) type FromJson<T> = fn(&Value) -> Result<T, serde_json::Error>;
-/// Says why a JSON value does not deserialize into a type, and where in the value.
-pub(super) type Explain = fn(&Value) -> String;
+pub(super) type FromJson<T> = fn(&Value) -> Result<T, TypedError>;
 
 // Boxed, not shared: the handler that owns them is. (An `Arc` per closure would be one more
 // drop glue per closure type, per tool, in every crate of tools.)
@@ -35,7 +33,6 @@ pub(super) struct Projections<A, T> {
 /// How the frozen value is read back as `T` for `render` and `meta`, and what runs them.
 pub(super) struct ValueBack<A, T> {
     pub(super) deserialize: FromJson<T>,
-    pub(super) explain: Explain,
     pub(super) type_name: &'static str,
     /// [`project_typed`]: made only here, so a tool with neither `render` nor `meta` never
     /// instantiates it.
@@ -49,46 +46,11 @@ pub(super) type ProjectFn<A, T> =
 impl<A, T: DeserializeOwned> ValueBack<A, T> {
     pub(super) fn of() -> Self {
         Self {
-            deserialize: |value| T::deserialize(value),
-            explain: explain::<T>,
+            deserialize: from_json::<T>,
             type_name: std::any::type_name::<T>(),
             project: project_typed::<A, T>,
         }
     }
-}
-
-/// Why `value` does not deserialize into `T`, naming the place in the value (a JSON Pointer).
-pub(super) fn explain<T: DeserializeOwned>(value: &Value) -> String {
-    match serde_path_to_error::deserialize::<_, T>(value) {
-        Ok(_) => "it deserializes now; it did not a moment ago".to_owned(),
-        Err(error) => explained(error),
-    }
-}
-
-/// The message of [`explain`], apart from the one generic call: shared by every type.
-fn explained(error: serde_path_to_error::Error<serde_json::Error>) -> String {
-    let mut at = String::new();
-    for segment in error.path() {
-        at.push('/');
-        match segment {
-            serde_path_to_error::Segment::Seq { index } => at.push_str(&index.to_string()),
-            serde_path_to_error::Segment::Map { key } => {
-                at.push_str(
-                    &crate::text::truncate(key, 80)
-                        .replace('~', "~0")
-                        .replace('/', "~1"),
-                );
-            }
-            serde_path_to_error::Segment::Enum { variant } => at.push_str(variant),
-            serde_path_to_error::Segment::Unknown => at.push('?'),
-        }
-    }
-    let at = if at.is_empty() {
-        "(root)".to_owned()
-    } else {
-        at
-    };
-    format!("at `{at}`: {}", error.into_inner())
 }
 
 /// [`Handler::project`] for a tool with `render` or `meta`.
@@ -112,16 +74,9 @@ fn project_typed<A, T>(
     };
     // Only the deserializing and the calls are generic; what surrounds them is shared by
     // every tool (`args_not_deserialized`, `value_not_deserialized`, `rendered`, `projected`).
-    let Ok(typed_args) = (handler.deserialize_args)(args) else {
-        return Err(args_not_deserialized(handler.explain_args, args));
-    };
-    let Ok(typed_value) = (value_back.deserialize)(value) else {
-        return Err(value_not_deserialized(
-            value_back.type_name,
-            value_back.explain,
-            value,
-        ));
-    };
+    let typed_args = (handler.deserialize_args)(args).map_err(args_not_deserialized)?;
+    let typed_value = (value_back.deserialize)(value)
+        .map_err(|error| value_not_deserialized(value_back.type_name, &error))?;
     Ok(Projected {
         content: render
             .as_ref()
@@ -131,23 +86,19 @@ fn project_typed<A, T>(
 }
 
 #[cold]
-fn not_deserialized(
-    explain: Explain,
-    args: &Value,
-) -> BoxFuture<'static, Result<Produced, BodyError>> {
-    Box::pin(std::future::ready(Err(BodyError::Input(explain(args)))))
+fn not_deserialized(error: &TypedError) -> BoxFuture<'static, Result<Produced, BodyError>> {
+    Box::pin(std::future::ready(Err(BodyError::Input(error.to_string()))))
 }
 
 #[cold]
-fn args_not_deserialized(explain: Explain, args: &Value) -> String {
-    format!("its arguments do not deserialize: {}", explain(args))
+fn args_not_deserialized(error: TypedError) -> String {
+    format!("its arguments do not deserialize: {error}")
 }
 
 #[cold]
-fn value_not_deserialized(type_name: &str, explain: Explain, value: &Value) -> String {
+fn value_not_deserialized(type_name: &str, error: &TypedError) -> String {
     format!(
-        "its value does not deserialize back into `{type_name}` {}. `render` and `meta` see the value as deserialized from its JSON, so that nothing its `Serialize` skips reaches the model: a field skipped when serializing needs `#[serde(default)]`",
-        explain(value),
+        "its value does not deserialize back into `{type_name}` {error}. `render` and `meta` see the value as deserialized from its JSON, so that nothing its `Serialize` skips reaches the model: a field skipped when serializing needs `#[serde(default)]`",
     )
 }
 
@@ -226,7 +177,6 @@ pub(crate) trait Handler: Send + Sync + 'static {
 
 pub(super) struct TypedHandler<A, T> {
     pub(super) deserialize_args: FromJson<A>,
-    pub(super) explain_args: Explain,
     /// The value type's serialize and deserialize schemas, as derived.
     pub(super) value_schemas: [fn() -> Value; 2],
     pub(super) body: Body<A>,
@@ -241,7 +191,7 @@ impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
     ) -> BoxFuture<'static, Result<Produced, BodyError>> {
         match (self.deserialize_args)(args) {
             Ok(args) => (self.body)(args, cx),
-            Err(_) => not_deserialized(self.explain_args, args),
+            Err(error) => not_deserialized(&error),
         }
     }
 

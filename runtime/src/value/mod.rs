@@ -3,10 +3,12 @@
 
 mod checked;
 mod lossless;
+mod typed;
 
 pub(crate) use checked::Checked;
 pub(crate) use lossless::to_checked_value;
 pub use lossless::{LosslessError, to_lossless_value};
+pub(crate) use typed::{TypedError, from_json};
 
 use std::fmt;
 use std::ops::Deref;
