@@ -20,12 +20,15 @@ const MAX_ECHOED_KEY: usize = 80;
 
 /// `value` as a `T`.
 pub(crate) fn from_json<T: DeserializeOwned>(value: &Value) -> Result<T, TypedError> {
-    T::deserialize(Typed(value)).map_err(|error| *error.0)
+    T::deserialize(Typed(value))
 }
 
-/// Why a value is not a `T`, and where.
+/// Why a value is not a `T`, and where. Boxed, so that a `Result` is no larger than its value.
 #[derive(Debug)]
-pub(crate) struct TypedError {
+pub(crate) struct TypedError(Box<Parts>);
+
+#[derive(Debug)]
+struct Parts {
     message: String,
     /// Path segments, innermost first (pushed while the error travelled out).
     segments: Vec<String>,
@@ -35,21 +38,17 @@ impl Display for TypedError {
     /// `at `/lines/2`: invalid type: …`, or `at `(root)`: …`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("at `")?;
-        if self.segments.is_empty() {
+        if self.0.segments.is_empty() {
             f.write_str("(root)")?;
         }
-        for segment in self.segments.iter().rev() {
+        for segment in self.0.segments.iter().rev() {
             write!(f, "/{segment}")?;
         }
-        write!(f, "`: {}", self.message)
+        write!(f, "`: {}", self.0.message)
     }
 }
 
-/// The deserializer's error: boxed, so that a `Result` is no larger than its value.
-#[derive(Debug)]
-pub(crate) struct Error(Box<TypedError>);
-
-impl Error {
+impl TypedError {
     fn within(mut self, segment: impl Display) -> Self {
         self.0.segments.push(segment.to_string());
         self
@@ -68,18 +67,12 @@ impl Error {
     }
 }
 
-impl Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.message)
-    }
-}
+impl std::error::Error for TypedError {}
 
-impl std::error::Error for Error {}
-
-impl de::Error for Error {
+impl de::Error for TypedError {
     #[cold]
     fn custom<T: Display>(message: T) -> Self {
-        Self(Box::new(TypedError {
+        Self(Box::new(Parts {
             message: message.to_string(),
             segments: Vec::new(),
         }))
@@ -115,14 +108,14 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
 }
 
 #[cold]
-fn invalid_type(value: &Value, expected: &dyn Expected) -> Error {
+fn invalid_type(value: &Value, expected: &dyn Expected) -> TypedError {
     de::Error::invalid_type(unexpected(value), expected)
 }
 
 /// Methods that take a number, whichever the visitor asks for (as `serde_json` does).
 macro_rules! numbers {
     ($($method:ident)*) => {$(
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TypedError> {
             match self.0 {
                 Value::Number(n) => visit_number(n, visitor),
                 other => Err(invalid_type(other, &visitor)),
@@ -134,7 +127,7 @@ macro_rules! numbers {
 /// Methods that take one kind of value, refusing the others as `serde_json` does.
 macro_rules! only {
     ($visitor:ident; $($($method:ident),+: $kind:pat => $visit:expr;)*) => {$($(
-        fn $method<V: Visitor<'de>>(self, $visitor: V) -> Result<V::Value, Error> {
+        fn $method<V: Visitor<'de>>(self, $visitor: V) -> Result<V::Value, TypedError> {
             match self.0 {
                 $kind => $visit,
                 other => Err(invalid_type(other, &$visitor)),
@@ -148,9 +141,9 @@ macro_rules! only {
 struct Typed<'de>(&'de Value);
 
 impl<'de> Deserializer<'de> for Typed<'de> {
-    type Error = Error;
+    type Error = TypedError;
 
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TypedError> {
         match self.0 {
             Value::Null => visitor.visit_unit(),
             Value::Bool(b) => visitor.visit_bool(*b),
@@ -161,7 +154,7 @@ impl<'de> Deserializer<'de> for Typed<'de> {
         }
     }
 
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TypedError> {
         match self.0 {
             Value::Null => visitor.visit_none(),
             _ => visitor.visit_some(self),
@@ -173,7 +166,7 @@ impl<'de> Deserializer<'de> for Typed<'de> {
         _name: &'static str,
         _variants: &'static [&'static str],
         visitor: V,
-    ) -> Result<V::Value, Error> {
+    ) -> Result<V::Value, TypedError> {
         let (variant, value) = match self.0 {
             Value::Object(members) => {
                 let mut members = members.iter();
@@ -199,11 +192,11 @@ impl<'de> Deserializer<'de> for Typed<'de> {
         self,
         _name: &'static str,
         visitor: V,
-    ) -> Result<V::Value, Error> {
+    ) -> Result<V::Value, TypedError> {
         visitor.visit_newtype_struct(self)
     }
 
-    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TypedError> {
         visitor.visit_unit()
     }
 
@@ -223,7 +216,7 @@ impl<'de> Deserializer<'de> for Typed<'de> {
         deserialize_map: Value::Object(members) => visit_object(members, visitor);
     }
 
-    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_bytes<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TypedError> {
         match self.0 {
             Value::String(s) => visitor.visit_borrowed_str(s),
             Value::Array(items) => visit_array(items, visitor),
@@ -231,7 +224,7 @@ impl<'de> Deserializer<'de> for Typed<'de> {
         }
     }
 
-    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_byte_buf<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TypedError> {
         self.deserialize_bytes(visitor)
     }
 
@@ -239,7 +232,7 @@ impl<'de> Deserializer<'de> for Typed<'de> {
         self,
         _name: &'static str,
         visitor: V,
-    ) -> Result<V::Value, Error> {
+    ) -> Result<V::Value, TypedError> {
         self.deserialize_unit(visitor)
     }
 
@@ -247,7 +240,7 @@ impl<'de> Deserializer<'de> for Typed<'de> {
         self,
         _len: usize,
         visitor: V,
-    ) -> Result<V::Value, Error> {
+    ) -> Result<V::Value, TypedError> {
         self.deserialize_seq(visitor)
     }
 
@@ -256,7 +249,7 @@ impl<'de> Deserializer<'de> for Typed<'de> {
         _name: &'static str,
         _len: usize,
         visitor: V,
-    ) -> Result<V::Value, Error> {
+    ) -> Result<V::Value, TypedError> {
         self.deserialize_seq(visitor)
     }
 
@@ -265,7 +258,7 @@ impl<'de> Deserializer<'de> for Typed<'de> {
         _name: &'static str,
         _fields: &'static [&'static str],
         visitor: V,
-    ) -> Result<V::Value, Error> {
+    ) -> Result<V::Value, TypedError> {
         match self.0 {
             Value::Array(items) => visit_array(items, visitor),
             Value::Object(members) => visit_object(members, visitor),
@@ -276,7 +269,7 @@ impl<'de> Deserializer<'de> for Typed<'de> {
 
 /// A number as the visitor's `u64`, `i64` or `f64`; one the `f64` would not carry exactly
 /// (`serde_json`'s `arbitrary_precision`) as `serde_json` hands it over.
-fn visit_number<'de, V: Visitor<'de>>(n: &'de Number, visitor: V) -> Result<V::Value, Error> {
+fn visit_number<'de, V: Visitor<'de>>(n: &'de Number, visitor: V) -> Result<V::Value, TypedError> {
     if let Some(u) = n.as_u64() {
         return visitor.visit_u64(u);
     }
@@ -285,11 +278,14 @@ fn visit_number<'de, V: Visitor<'de>>(n: &'de Number, visitor: V) -> Result<V::V
     }
     match n.as_f64() {
         Some(f) if Number::from_f64(f).as_ref() == Some(n) => visitor.visit_f64(f),
-        _ => n.deserialize_any(visitor).map_err(Error::from_json),
+        _ => n.deserialize_any(visitor).map_err(TypedError::from_json),
     }
 }
 
-fn visit_array<'de, V: Visitor<'de>>(items: &'de [Value], visitor: V) -> Result<V::Value, Error> {
+fn visit_array<'de, V: Visitor<'de>>(
+    items: &'de [Value],
+    visitor: V,
+) -> Result<V::Value, TypedError> {
     let mut seq = Items {
         items: items.iter(),
         at: 0,
@@ -308,7 +304,7 @@ fn visit_array<'de, V: Visitor<'de>>(items: &'de [Value], visitor: V) -> Result<
 fn visit_object<'de, V: Visitor<'de>>(
     members: &'de Map<String, Value>,
     visitor: V,
-) -> Result<V::Value, Error> {
+) -> Result<V::Value, TypedError> {
     let mut map = Members {
         members: members.iter(),
         value: None,
@@ -331,12 +327,12 @@ struct Items<'de> {
 }
 
 impl<'de> SeqAccess<'de> for Items<'de> {
-    type Error = Error;
+    type Error = TypedError;
 
     fn next_element_seed<T: DeserializeSeed<'de>>(
         &mut self,
         seed: T,
-    ) -> Result<Option<T::Value>, Error> {
+    ) -> Result<Option<T::Value>, TypedError> {
         let Some(item) = self.items.next() else {
             return Ok(None);
         };
@@ -359,12 +355,12 @@ struct Members<'de> {
 }
 
 impl<'de> MapAccess<'de> for Members<'de> {
-    type Error = Error;
+    type Error = TypedError;
 
     fn next_key_seed<K: DeserializeSeed<'de>>(
         &mut self,
         seed: K,
-    ) -> Result<Option<K::Value>, Error> {
+    ) -> Result<Option<K::Value>, TypedError> {
         let Some((key, value)) = self.members.next() else {
             return Ok(None);
         };
@@ -374,7 +370,10 @@ impl<'de> MapAccess<'de> for Members<'de> {
             .map_err(|error| error.within_key(key))
     }
 
-    fn next_value_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<T::Value, Error> {
+    fn next_value_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<T::Value, TypedError> {
         match self.value.take() {
             Some((key, value)) => seed
                 .deserialize(Typed(value))
@@ -397,7 +396,7 @@ impl<'de> Key<'de> {
         self,
         visitor: V,
         read: impl FnOnce(&mut JsonReader<'de>, V) -> serde_json::Result<V::Value>,
-    ) -> Result<V::Value, Error> {
+    ) -> Result<V::Value, TypedError> {
         let spelled = |key: &str| {
             key.starts_with(|c: char| c.is_ascii_digit() || c == '-')
                 && !key.ends_with(|c: char| c.is_ascii_whitespace())
@@ -406,7 +405,7 @@ impl<'de> Key<'de> {
             return Err(not_numeric());
         }
         let mut json = serde_json::Deserializer::from_str(self.0);
-        let value = read(&mut json, visitor).map_err(Error::from_json)?;
+        let value = read(&mut json, visitor).map_err(TypedError::from_json)?;
         json.end().map_err(|_| not_numeric())?;
         Ok(value)
     }
@@ -415,22 +414,22 @@ impl<'de> Key<'de> {
 type JsonReader<'k> = serde_json::Deserializer<serde_json::de::StrRead<'k>>;
 
 #[cold]
-fn not_numeric() -> Error {
+fn not_numeric() -> TypedError {
     de::Error::custom("invalid value: expected key to be a number in quotes")
 }
 
 macro_rules! numeric_key {
     ($($method:ident)*) => {$(
-        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TypedError> {
             self.numeric(visitor, |json, visitor| json.$method(visitor))
         }
     )*};
 }
 
 impl<'de> Deserializer<'de> for Key<'de> {
-    type Error = Error;
+    type Error = TypedError;
 
-    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TypedError> {
         visitor.visit_borrowed_str(self.0)
     }
 
@@ -440,7 +439,7 @@ impl<'de> Deserializer<'de> for Key<'de> {
         deserialize_f32 deserialize_f64
     }
 
-    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_bool<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TypedError> {
         match self.0 {
             "true" => visitor.visit_bool(true),
             "false" => visitor.visit_bool(false),
@@ -448,7 +447,7 @@ impl<'de> Deserializer<'de> for Key<'de> {
         }
     }
 
-    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, TypedError> {
         // Map keys are never null.
         visitor.visit_some(self)
     }
@@ -457,7 +456,7 @@ impl<'de> Deserializer<'de> for Key<'de> {
         self,
         _name: &'static str,
         visitor: V,
-    ) -> Result<V::Value, Error> {
+    ) -> Result<V::Value, TypedError> {
         visitor.visit_newtype_struct(self)
     }
 
@@ -466,8 +465,8 @@ impl<'de> Deserializer<'de> for Key<'de> {
         name: &'static str,
         variants: &'static [&'static str],
         visitor: V,
-    ) -> Result<V::Value, Error> {
-        de::value::BorrowedStrDeserializer::<Error>::new(self.0)
+    ) -> Result<V::Value, TypedError> {
+        de::value::BorrowedStrDeserializer::<TypedError>::new(self.0)
             .deserialize_enum(name, variants, visitor)
     }
 
@@ -484,11 +483,14 @@ struct Variant<'de> {
 }
 
 impl<'de> EnumAccess<'de> for Variant<'de> {
-    type Error = Error;
+    type Error = TypedError;
     type Variant = Self;
 
-    fn variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<(T::Value, Self), Error> {
-        let variant = seed.deserialize(de::value::BorrowedStrDeserializer::<Error>::new(
+    fn variant_seed<T: DeserializeSeed<'de>>(
+        self,
+        seed: T,
+    ) -> Result<(T::Value, Self), TypedError> {
+        let variant = seed.deserialize(de::value::BorrowedStrDeserializer::<TypedError>::new(
             self.variant,
         ))?;
         Ok((variant, self))
@@ -496,9 +498,9 @@ impl<'de> EnumAccess<'de> for Variant<'de> {
 }
 
 impl<'de> VariantAccess<'de> for Variant<'de> {
-    type Error = Error;
+    type Error = TypedError;
 
-    fn unit_variant(self) -> Result<(), Error> {
+    fn unit_variant(self) -> Result<(), TypedError> {
         match self.value {
             Some(value) => <() as serde::Deserialize>::deserialize(Typed(value))
                 .map_err(|e| e.within(self.variant)),
@@ -506,7 +508,10 @@ impl<'de> VariantAccess<'de> for Variant<'de> {
         }
     }
 
-    fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Error> {
+    fn newtype_variant_seed<T: DeserializeSeed<'de>>(
+        self,
+        seed: T,
+    ) -> Result<T::Value, TypedError> {
         match self.value {
             Some(value) => seed
                 .deserialize(Typed(value))
@@ -518,7 +523,11 @@ impl<'de> VariantAccess<'de> for Variant<'de> {
         }
     }
 
-    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+    fn tuple_variant<V: Visitor<'de>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, TypedError> {
         match self.value {
             Some(Value::Array(items)) if items.is_empty() => visitor.visit_unit(),
             Some(Value::Array(items)) => {
@@ -536,7 +545,7 @@ impl<'de> VariantAccess<'de> for Variant<'de> {
         self,
         _fields: &'static [&'static str],
         visitor: V,
-    ) -> Result<V::Value, Error> {
+    ) -> Result<V::Value, TypedError> {
         match self.value {
             Some(Value::Object(members)) => {
                 visit_object(members, visitor).map_err(|e| e.within(self.variant))
@@ -610,7 +619,7 @@ mod tests {
         match (ours, theirs) {
             (Ok(ours), Ok(theirs)) => assert_eq!(ours, theirs, "{value}"),
             (Err(ours), Err(theirs)) => {
-                assert_eq!(ours.message, theirs.to_string(), "{value}");
+                assert_eq!(ours.0.message, theirs.to_string(), "{value}");
             }
             (ours, theirs) => panic!("{value}: {ours:?} but serde_json says {theirs:?}"),
         }
