@@ -176,7 +176,13 @@ pub(crate) fn dispatch(
     );
     // The last line of defence: a panic in the pipeline itself (a bug here or in a
     // dependency) is a failure too. User code is contained closer to where it runs.
-    let started = span.in_scope(|| catch(|| start(target, call, surface, options)));
+    // A span nobody listens to is not entered (its guard costs more than the check).
+    let start = || catch(|| start(target, call, surface, options));
+    let started = if span.is_disabled() {
+        start()
+    } else {
+        span.in_scope(start)
+    };
     async move {
         let outcome = match started {
             // Nobody listens (no subscriber, or one that filters the span out): the rest runs
@@ -192,13 +198,21 @@ pub(crate) fn dispatch(
             Ok(Started::Ended(outcome)) => outcome,
             Err(panic) => pipeline_panicked(panic),
         };
-        span.in_scope(|| match &outcome {
-            ToolOutcome::Failure(failure) => {
-                tracing::debug!(code = failure.error.code(), "tool call failed");
-            }
-            ToolOutcome::Success(_) => tracing::trace!("tool call succeeded"),
-        });
+        if span.is_disabled() {
+            log_outcome(&outcome);
+        } else {
+            span.in_scope(|| log_outcome(&outcome));
+        }
         outcome
+    }
+}
+
+fn log_outcome(outcome: &ToolOutcome) {
+    match outcome {
+        ToolOutcome::Failure(failure) => {
+            tracing::debug!(code = failure.error.code(), "tool call failed");
+        }
+        ToolOutcome::Success(_) => tracing::trace!("tool call succeeded"),
     }
 }
 
