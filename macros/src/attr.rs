@@ -228,7 +228,7 @@ fn key_of(meta: &ParseNestedMeta<'_>) -> String {
 }
 
 /// Consumes whatever follows an unknown key, so parsing can go on to report the next one.
-fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
+pub(crate) fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     if meta.input.peek(syn::Token![=]) {
         meta.value()?.parse::<syn::Expr>()?;
     } else if meta.input.peek(syn::token::Paren) {

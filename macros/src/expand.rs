@@ -196,7 +196,7 @@ pub(crate) fn tool_def(
     callee: &Callee,
 ) -> TokenStream {
     let head = head_steps(tool, krate);
-    let signature = signature_steps(tool, args_ident);
+    let signature = signature_steps(tool, args_ident, krate);
     let handler = handler_closure(tool, krate, callee);
     let states = tool
         .states()
@@ -226,8 +226,10 @@ fn head_steps(tool: &ToolFn, krate: &Path) -> TokenStream {
 }
 
 /// `.args::<A>().returns::<T>()`: each type named in its own step, spanned on the user's
-/// token, so a missing trait is reported once and on that type.
-fn signature_steps(tool: &ToolFn, args_ident: &Ident) -> TokenStream {
+/// token, so a missing trait is reported once and on that type. A tool with `render` or
+/// `presentation_meta` then asks whether `T` is `Verbatim` (method lookup finds the answer: no
+/// bound, so any `T` compiles), and if it is, they borrow the value the body returned.
+fn signature_steps(tool: &ToolFn, args_ident: &Ident, krate: &Path) -> TokenStream {
     let args_step = match tool.args_form() {
         ArgsForm::Whole(param) => {
             let ty = &param.ty;
@@ -242,7 +244,16 @@ fn signature_steps(tool: &ToolFn, args_ident: &Ident) -> TokenStream {
         }
         Output::Result { ty, ok: None, .. } => quote_spanned!(ty.span()=> .returns::<#ty>()),
     };
-    quote!(#args_step #returns_step)
+    let projected = tool.attr.render.is_some() || tool.attr.presentation_meta.is_some();
+    let keep_step = projected.then(|| {
+        quote! {
+            .keep_if_verbatim(|kind| {
+                use #krate::__private::{KeepsVerbatim as _, ReadsBack as _};
+                (&kind).keep()
+            })
+        }
+    });
+    quote!(#args_step #returns_step #keep_step)
 }
 
 /// The body the builder takes: `|args, cx| async move { … }`, which takes the host state out

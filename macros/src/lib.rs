@@ -1,4 +1,4 @@
-//! The `#[tool]` and `#[toolset]` attribute macros of toolprism.
+//! The `#[tool]`, `#[toolset]` and `#[verbatim]` attribute macros of toolprism.
 //!
 //! Use them through the `toolprism` crate, which documents them and which the generated code
 //! names (as `::toolprism::__private`, or the `crate = "..."` override).
@@ -9,6 +9,7 @@ mod errors;
 mod expand;
 mod fallback;
 mod valid;
+mod verbatim;
 
 use proc_macro::TokenStream;
 
@@ -23,4 +24,11 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::toolset(attr.into(), item.into()).into()
+}
+
+/// Derives `Serialize` and `Deserialize` for a type whose JSON is all of it, and implements
+/// `Verbatim`. Documented in the `toolprism` crate.
+#[proc_macro_attribute]
+pub fn verbatim(attr: TokenStream, item: TokenStream) -> TokenStream {
+    verbatim::verbatim(attr.into(), item.into()).into()
 }

@@ -192,6 +192,58 @@ pub use toolprism_macros::tool;
 /// `CounterHitArgs`). `#[toolset(crate = "...")]` sets the crate path for all its tools.
 pub use toolprism_macros::toolset;
 
+/// Derives `Serialize` and `Deserialize` for a struct or an enum whose JSON is all of it, and
+/// implements [`Verbatim`](value::Verbatim) for it: a tool returning it lets `render` and
+/// `presentation_meta` borrow the value the body returned, instead of deserializing a copy back
+/// from its JSON (a tenth of a call for a 50-line read result), with the same guarantee — they
+/// see nothing programs do not get.
+///
+/// Write it in place of `#[derive(Serialize, Deserialize)]` (deriving them as well is refused);
+/// `#[derive(JsonSchema)]` and the `#[serde]` attributes that rename stay as they are:
+///
+/// ```
+/// use toolprism::prelude::*;
+///
+/// #[verbatim]
+/// #[derive(JsonSchema)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Listing { dir_path: String, entries: Vec<Entry>, truncated: Option<u32> }
+///
+/// #[verbatim]
+/// #[derive(JsonSchema)]
+/// #[serde(tag = "kind", rename_all = "snake_case")]
+/// enum Entry { File { name: String, bytes: u64 }, Dir { name: String } }
+///
+/// /// Lists a directory.
+/// #[tool(render = render_listing)]
+/// fn list(#[arg(description = "The directory.")] dir_path: String) -> Listing {
+///     let entries = vec![Entry::Dir { name: "src".into() }];
+///     Listing { dir_path, entries, truncated: None }
+/// }
+///
+/// // Borrows the `Listing` that `list` returned.
+/// fn render_listing(_args: &ListArgs, listing: &Listing) -> String {
+///     format!("{}: {} entries", listing.dir_path, listing.entries.len())
+/// }
+///
+/// let registry = Registry::builder().tool(List).build().unwrap();
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let call = ToolCall::new("c1", "list", serde_json::json!({"dir_path": "."}));
+/// let outcome = registry.dispatch(call, Surface::Direct).await;
+/// assert_eq!(outcome.content(), [ContentBlock::text(".: 1 entries")]);
+/// assert_eq!(outcome.value().unwrap()["entries"][0], serde_json::json!({"kind": "dir", "name": "src"}));
+/// # });
+/// ```
+///
+/// It refuses, each with the reason, what would make the JSON less than the value: `skip`,
+/// `skip_serializing(_if)`, `skip_deserializing`, `with`, `serialize_with`, `deserialize_with`,
+/// `getter`, `from`, `into`, `try_from`, `remote`, `flatten`, `untagged`, `other`,
+/// `transparent`, a rename that differs between serializing and deserializing, a `#[serde]`
+/// behind `cfg_attr`, and lifetimes. Every field's type must be `Verbatim` (the error names the
+/// field's type otherwise): the standard types that round-trip through JSON are, and so is
+/// every `#[verbatim]` type. `#[verbatim(crate = "path")]` names a renamed `toolprism`.
+pub use toolprism_macros::verbatim;
+
 /// What a tool author needs: `use toolprism::prelude::*;`.
 ///
 /// It also brings serde's `Serialize`/`Deserialize` and schemars' `JsonSchema` (traits and
@@ -201,7 +253,7 @@ pub mod prelude {
     pub use crate::present::{Card, Json};
     pub use crate::{
         ContentBlock, Registry, Surface, ToolCall, ToolContext, ToolDef, ToolError, ToolOutcome,
-        tool, toolset,
+        tool, toolset, verbatim,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};
@@ -214,7 +266,9 @@ pub mod __private {
 
     pub use crate::context::{State, ToolContext};
     pub use crate::error::ToolError;
-    pub use crate::tool::{IntoToolDef, ToolArgs, ToolDef, ToolOutput, Toolset};
+    pub use crate::tool::{
+        IntoToolDef, KeepsVerbatim, ReadsBack, ToolArgs, ToolDef, ToolOutput, Toolset, ValueKind,
+    };
     use crate::tool::{TypedToolBuilder, WithSignature, is_valid_tool_name};
     pub use schemars;
     pub use serde;

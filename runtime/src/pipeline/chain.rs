@@ -15,7 +15,7 @@ use crate::outcome::{DispatchToken, ToolFailure, ToolOutcome, ToolSuccess};
 use crate::panic::{catch, contain};
 use crate::present::{ContentBlock, MetaError};
 use crate::schema::describe_violations;
-use crate::tool::{BodyError, CompiledTool, ToolTable};
+use crate::tool::{BodyError, CompiledTool, Kept, ToolTable};
 use crate::value::FrozenValue;
 
 use super::stages::Stages;
@@ -97,7 +97,7 @@ fn settle(chain: &Chain, executed: Executed) -> ToolOutcome {
             Err(error) => return failure(error),
         },
     };
-    chain.normalize(value, None, None)
+    chain.normalize(value, None, None, None)
 }
 
 /// Runs the body, and normalizes what it produced.
@@ -131,6 +131,7 @@ pub(super) async fn run_body(chain: &Arc<Chain>) -> ToolOutcome {
         FrozenValue::freeze(produced.value),
         produced.content,
         produced.judged,
+        produced.kept,
     )
 }
 
@@ -156,18 +157,25 @@ impl Chain {
 
     /// `content`: what a body presented elsewhere made for the value, in place of `render`.
     /// `judged`: whether the output schema's plan accepted the value as it was snapshotted
-    /// (`None`: it did not judge it, so it is judged here).
+    /// (`None`: it did not judge it, so it is judged here). `kept`: the value the body returned,
+    /// for `render` and `meta` to borrow.
     pub(super) fn normalize(
         &self,
         value: FrozenValue,
         content: Option<Vec<ContentBlock>>,
         judged: Option<bool>,
+        kept: Option<Kept>,
     ) -> ToolOutcome {
         let limits = self.limits();
         match normalize(
             &self.tool,
             &self.args,
-            (value, content, judged),
+            Made {
+                value,
+                presented: content,
+                judged,
+                kept,
+            },
             self.surface,
             limits,
         ) {
@@ -183,13 +191,26 @@ impl Chain {
     }
 }
 
+/// A value on its way to becoming a success, and what came with it (see [`Chain::normalize`]).
+struct Made {
+    value: FrozenValue,
+    presented: Option<Vec<ContentBlock>>,
+    judged: Option<bool>,
+    kept: Option<Kept>,
+}
+
 /// Turns a value into a canonical success: validate it against the output schema and freeze it
 /// (step 6), then render it and, for direct calls, project metadata (step 7). Every projection
 /// is computed from the frozen, validated value.
 fn normalize(
     tool: &CompiledTool,
     args: &Value,
-    (value, presented, judged): (FrozenValue, Option<Vec<ContentBlock>>, Option<bool>),
+    Made {
+        value,
+        presented,
+        judged,
+        kept,
+    }: Made,
     surface: Surface,
     limits: &BoundLimits,
 ) -> Result<(Vec<ContentBlock>, Option<Value>, FrozenValue), FailureError> {
@@ -213,7 +234,7 @@ fn normalize(
     // run user code.
     let projected = catch(|| {
         tool.handler
-            .project(args, &value, surface == Surface::Direct)
+            .project(args, &value, surface == Surface::Direct, kept)
     })
     .map_err(|panic| format!("its projections panicked: {panic}"))
     .and_then(|projected| projected)

@@ -559,7 +559,7 @@ fn post_execute(chain: &Arc<Chain>, mut outcome: ToolOutcome) -> ToolOutcome {
                 outcome
             }
             PostAction::ReplaceValue(value) => match chain.freeze(value) {
-                Ok(value) => chain.normalize(value, None, None),
+                Ok(value) => chain.normalize(value, None, None, None),
                 Err(error) => failure(error),
             },
             PostAction::Block(message) => {

@@ -17,7 +17,9 @@ use crate::present::{ContentBlock, IntoContent, IntoMeta};
 use crate::schema::{Plan, deserialize_schema_for, input_schema_for, output_schema_for};
 use crate::value::{Checked, LosslessError, from_json, to_checked_value};
 
-use super::handler::{Body, BodyError, FromJson, Produced, Projections, TypedHandler, ValueBack};
+use super::handler::{
+    Body, BodyError, FromJson, Kept, Produced, Projections, TypedHandler, ValueBack,
+};
 use super::{Handler, RequiredState, ToolDef};
 
 /// The first step of [`ToolDef::builder`]: name, description and optional explicit schemas.
@@ -121,6 +123,7 @@ impl ToolBuilder {
                         value,
                         content: Some(content),
                         judged: None,
+                        kept: None,
                     })
                 })
             }))
@@ -171,6 +174,9 @@ struct ValueCodec<T> {
     /// back as `T`.
     deserialize_schema: fn() -> Value,
     snapshot: SnapshotFn<T>,
+    /// Set for a [`Verbatim`](crate::value::Verbatim) type whose tool has `render` or `meta`:
+    /// the snapshot that keeps the value for them.
+    keep: Option<KeepFn<T>>,
 }
 
 /// [`snapshot`]: a value's lossless JSON, and whether the output schema's plan accepted it
@@ -204,7 +210,76 @@ fn produced(snapshot: Result<(Value, Option<bool>), LosslessError>) -> Result<Pr
         value,
         content: None,
         judged,
+        kept: None,
     })
+}
+
+/// [`kept`], for one value type.
+type KeepFn<T> = fn(T, Option<&Plan>) -> Result<Produced, BodyError>;
+
+/// The snapshot of a [`Verbatim`](crate::value::Verbatim) value, which keeps the value for
+/// `render` and `meta`. (It serializes `Some(value)`, as [`snapshot`] does: one instantiation
+/// of the type's serializing for both.)
+fn kept<T: Serialize + Send + 'static>(
+    value: T,
+    plan: Option<&Plan>,
+) -> Result<Produced, BodyError> {
+    let slot = Some(value);
+    let checked = Checked::new(plan);
+    let mut produced = produced(checked.finish(to_checked_value(&slot, checked.expect())))?;
+    produced.kept = slot.map(|value| Box::new(value) as Kept);
+    Ok(produced)
+}
+
+/// How `#[tool]` learns whether a value type is [`Verbatim`](crate::value::Verbatim) without a
+/// bound: `(&ValueKind::<T>::new()).keep()` finds [`KeepsVerbatim`] when it is, and
+/// [`ReadsBack`] otherwise (method lookup tries `ValueKind<T>` before `&ValueKind<T>`).
+#[doc(hidden)]
+pub struct ValueKind<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T> ValueKind<T> {
+    #[doc(hidden)]
+    pub fn new() -> Self {
+        Self(std::marker::PhantomData)
+    }
+}
+
+impl<T> fmt::Debug for ValueKind<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ValueKind")
+    }
+}
+
+/// A snapshot that keeps the value: what [`ValueKind`] finds for a `Verbatim` type.
+#[doc(hidden)]
+pub struct Keep<T>(KeepFn<T>);
+
+impl<T> fmt::Debug for Keep<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Keep")
+    }
+}
+
+#[doc(hidden)]
+pub trait KeepsVerbatim<T> {
+    fn keep(&self) -> Option<Keep<T>>;
+}
+
+impl<T: crate::value::Verbatim> KeepsVerbatim<T> for ValueKind<T> {
+    fn keep(&self) -> Option<Keep<T>> {
+        Some(Keep(kept::<T>))
+    }
+}
+
+#[doc(hidden)]
+pub trait ReadsBack<T> {
+    fn keep(&self) -> Option<Keep<T>>;
+}
+
+impl<T> ReadsBack<T> for &ValueKind<T> {
+    fn keep(&self) -> Option<Keep<T>> {
+        None
+    }
 }
 
 /// A value that is JSON already, if it is within the depth limit (and then judged like any
@@ -248,6 +323,7 @@ impl<A> WithArgs<A> {
                 schema: output_schema_for::<T>,
                 deserialize_schema: deserialize_schema_for::<T>,
                 snapshot: snapshot::<T>,
+                keep: None,
             },
         }
     }
@@ -271,6 +347,14 @@ impl<A, T> fmt::Debug for WithSignature<A, T> {
 }
 
 impl<A: 'static, T: 'static> WithSignature<A, T> {
+    /// Lets `render` and `meta` borrow the value the body returned when `kind` finds its type
+    /// [`Verbatim`](crate::value::Verbatim) (`#[tool]` writes this step for a tool with either).
+    #[doc(hidden)]
+    pub fn keep_if_verbatim(mut self, kind: impl FnOnce(ValueKind<T>) -> Option<Keep<T>>) -> Self {
+        self.value.keep = kind(ValueKind::new()).map(|Keep(keep)| keep);
+        self
+    }
+
     /// Sets the body.
     pub fn handler<E, F, Fut>(self, body: F) -> TypedToolBuilder<A, T>
     where
@@ -278,7 +362,7 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
         F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
     {
-        let snapshot = self.value.snapshot;
+        let (snapshot, keep) = (self.value.snapshot, self.value.keep);
         // One boxed future per call: the body, then the lossless snapshot of its value, checked
         // against the output schema's plan (reached through the context) as it is built.
         self.with_body(Box::new(move |args, cx| {
@@ -288,7 +372,10 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
                 let value = future
                     .await
                     .map_err(|error| BodyError::Failed(error.into()))?;
-                produced(snapshot(value, scope.output_plan()))
+                match keep {
+                    Some(keep) => keep(value, scope.output_plan()),
+                    None => produced(snapshot(value, scope.output_plan())),
+                }
             })
         }))
     }

@@ -1,6 +1,8 @@
 //! The type-erased tool the pipeline runs: deserialize the arguments, run the body, snapshot
 //! the value; and project a frozen value through `render` and `presentation_meta`.
 
+use std::any::Any;
+
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -41,9 +43,13 @@ pub(super) struct ValueBack<A, T> {
 
 /// [`Handler::project`] on a typed handler.
 pub(super) type ProjectFn<A, T> =
-    fn(&TypedHandler<A, T>, &Value, &Value, bool) -> Result<Projected, String>;
+    fn(&TypedHandler<A, T>, &Value, &Value, bool, Option<Kept>) -> Result<Projected, String>;
 
-impl<A, T: DeserializeOwned> ValueBack<A, T> {
+/// The value a body returned, kept beside its JSON for `render` and `meta` when its type is
+/// [`Verbatim`](crate::value::Verbatim): reading the JSON back would give a value equal to it.
+pub(crate) type Kept = Box<dyn Any + Send>;
+
+impl<A, T: DeserializeOwned + 'static> ValueBack<A, T> {
     pub(super) fn of() -> Self {
         Self {
             deserialize: from_json::<T>,
@@ -54,11 +60,12 @@ impl<A, T: DeserializeOwned> ValueBack<A, T> {
 }
 
 /// [`Handler::project`] for a tool with `render` or `meta`.
-fn project_typed<A, T>(
+fn project_typed<A, T: 'static>(
     handler: &TypedHandler<A, T>,
     args: &Value,
     value: &Value,
     with_meta: bool,
+    kept: Option<Kept>,
 ) -> Result<Projected, String> {
     let Projections {
         value_back,
@@ -75,13 +82,20 @@ fn project_typed<A, T>(
     // Only the deserializing and the calls are generic; what surrounds them is shared by
     // every tool (`args_not_deserialized`, `value_not_deserialized`, `rendered`, `projected`).
     let typed_args = (handler.deserialize_args)(args).map_err(args_not_deserialized)?;
-    let typed_value = (value_back.deserialize)(value)
-        .map_err(|error| value_not_deserialized(value_back.type_name, &error))?;
+    let kept = kept.and_then(|kept| kept.downcast::<T>().ok());
+    let read_back;
+    let typed_value = if let Some(kept) = &kept {
+        &**kept
+    } else {
+        read_back = (value_back.deserialize)(value)
+            .map_err(|error| value_not_deserialized(value_back.type_name, &error))?;
+        &read_back
+    };
     Ok(Projected {
         content: render
             .as_ref()
-            .map(|render| rendered(&|| render(&typed_args, &typed_value))),
-        meta: meta.map(|meta| projected(&|| meta(&typed_args, &typed_value))),
+            .map(|render| rendered(&|| render(&typed_args, typed_value))),
+        meta: meta.map(|meta| projected(&|| meta(&typed_args, typed_value))),
     })
 }
 
@@ -136,6 +150,8 @@ pub(crate) struct Produced {
     /// Whether the output schema's plan accepted the value while it was snapshotted (`None`:
     /// it did not judge it). Accepted, the validator need not walk it.
     pub(crate) judged: Option<bool>,
+    /// The value itself, when `render` and `meta` may borrow it.
+    pub(crate) kept: Option<Kept>,
 }
 
 /// Why a body produced no value.
@@ -167,8 +183,15 @@ pub(crate) trait Handler: Send + Sync + 'static {
         cx: ToolContext,
     ) -> BoxFuture<'static, Result<Produced, BodyError>>;
     /// Runs `render` and, when `with_meta`, `meta` on the frozen value, deserializing the
-    /// arguments and the value once for both. `Err` when they do not deserialize.
-    fn project(&self, args: &Value, value: &Value, with_meta: bool) -> Result<Projected, String>;
+    /// arguments and the value once for both (the value only when it was not `kept`). `Err`
+    /// when they do not deserialize.
+    fn project(
+        &self,
+        args: &Value,
+        value: &Value,
+        with_meta: bool,
+        kept: Option<Kept>,
+    ) -> Result<Projected, String>;
     fn has_meta(&self) -> bool;
     /// Why `render`/`meta` could never see the value, if the value type's two schemas show
     /// it: a property it requires to deserialize and never serializes. Checked at registration.
@@ -195,9 +218,15 @@ impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
         }
     }
 
-    fn project(&self, args: &Value, value: &Value, with_meta: bool) -> Result<Projected, String> {
+    fn project(
+        &self,
+        args: &Value,
+        value: &Value,
+        with_meta: bool,
+        kept: Option<Kept>,
+    ) -> Result<Projected, String> {
         match &self.projections.value_back {
-            Some(value_back) => (value_back.project)(self, args, value, with_meta),
+            Some(value_back) => (value_back.project)(self, args, value, with_meta, kept),
             None => Ok(Projected {
                 content: None,
                 meta: None,

@@ -15,12 +15,14 @@ use serde_json::Value;
 use crate::bound::BoundLimits;
 use crate::depth;
 
+#[doc(hidden)]
+pub use builder::{Keep, KeepsVerbatim, ReadsBack, ValueKind};
 pub use builder::{
     Presented, ToolArgs, ToolBuilder, ToolOutput, TypedToolBuilder, WithArgs, WithSignature,
 };
 pub use compiled::{AdvertisedTool, MAX_TOOL_NAME_LEN, RegistrationError, is_valid_tool_name};
 pub(crate) use compiled::{CompiledTool, ToolTable};
-pub(crate) use handler::{BodyError, Handler};
+pub(crate) use handler::{BodyError, Handler, Kept};
 
 /// A tool, ready to register: name, description, input and output schemas, body, and the
 /// `render` and `meta` projections of its value.

@@ -4,11 +4,13 @@
 mod checked;
 mod lossless;
 mod typed;
+mod verbatim;
 
 pub(crate) use checked::Checked;
 pub(crate) use lossless::to_checked_value;
 pub use lossless::{LosslessError, to_lossless_value};
 pub(crate) use typed::{TypedError, from_json};
+pub use verbatim::{NotNull, Verbatim};
 
 use std::fmt;
 use std::ops::Deref;

@@ -1,0 +1,16 @@
+// A field whose type is not `Verbatim` is reported on that type; an `Option` of something that
+// can be `null` is reported as such.
+use toolprism::prelude::*;
+
+#[derive(Serialize, Deserialize)]
+struct Plain {
+    text: String,
+}
+
+#[verbatim]
+struct Holder {
+    plain: Plain,
+    maybe: Option<Option<u32>>,
+}
+
+fn main() {}
