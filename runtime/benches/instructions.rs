@@ -3,7 +3,7 @@
 //! machine is doing, so their ratios are stable where timings on a shared machine are not.
 //!
 //! `scripts/instructions.sh` runs it for each path and prints the ratios.
-//! By hand: `cargo bench -p toolprism --bench instructions -- <by_hand|pipeline|staged> <n>`.
+//! By hand: `cargo bench -p toolprism --bench instructions -- <by_hand|pipeline|read_back|staged> <n>`.
 
 mod read_tool;
 
@@ -15,10 +15,12 @@ fn main() {
     let iterations: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(1_000);
     let call_args = read_tool::args();
     let (bare, staged) = (read_tool::bare(), read_tool::staged());
+    let read_back = read_tool::read_back_only();
     for _ in 0..iterations {
         match path.as_str() {
             "by_hand" => read_tool::by_hand(&call_args),
             "pipeline" => read_tool::pipeline(&bare, &call_args),
+            "read_back" => read_tool::pipeline(&read_back, &call_args),
             "staged" => read_tool::pipeline(&staged, &call_args),
             other => panic!("unknown path `{other}`"),
         }

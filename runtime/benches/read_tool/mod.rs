@@ -23,13 +23,16 @@ pub(crate) struct ReadArgs {
     offset: Option<u32>,
 }
 
-#[derive(Serialize, Deserialize, JsonSchema)]
+#[verbatim]
+#[derive(JsonSchema)]
 pub(crate) struct Line {
     number: u32,
     text: String,
 }
 
-#[derive(Serialize, Deserialize, JsonSchema)]
+/// `#[verbatim]`: `render` and `meta` borrow the value the body returned.
+#[verbatim]
+#[derive(JsonSchema)]
 pub(crate) struct ReadValue {
     path: String,
     offset: u32,
@@ -87,6 +90,27 @@ pub(crate) fn read(args: ReadArgs) -> ReadValue {
     body(args)
 }
 
+/// The same value and JSON, in a type that is not `Verbatim`: `render` and `meta` see it
+/// deserialized back from its JSON, as they do for any value type.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(transparent)]
+#[schemars(transparent)]
+pub(crate) struct ReadBackValue(ReadValue);
+
+fn render_read_back(args: &ReadArgs, value: &ReadBackValue) -> String {
+    render(args, &value.0)
+}
+
+fn meta_read_back(args: &ReadArgs, value: &ReadBackValue) -> Card {
+    meta(args, &value.0)
+}
+
+/// Reads a file.
+#[tool(name = "read", render = render_read_back, presentation_meta = meta_read_back)]
+pub(crate) fn read_back(args: ReadArgs) -> ReadBackValue {
+    ReadBackValue(body(args))
+}
+
 /// Polls a future that never waits to completion, with no executor overhead to measure.
 pub(crate) fn block_on<F: Future>(future: F) -> F::Output {
     let mut future = pin!(future);
@@ -124,6 +148,15 @@ pub(crate) fn pipeline(snapshot: &Snapshot, args: &Value) {
 /// A registry of the read tool alone.
 pub(crate) fn bare() -> Snapshot {
     Registry::builder().tool(Read).build().unwrap().snapshot()
+}
+
+/// A registry of the read tool whose value is read back for `render` and `meta`.
+pub(crate) fn read_back_only() -> Snapshot {
+    Registry::builder()
+        .tool(ReadBack)
+        .build()
+        .unwrap()
+        .snapshot()
 }
 
 /// A registry of the read tool with three pass-through wrappers and two keeping policies.
