@@ -441,6 +441,11 @@ impl<'p> Expect<'p> {
     /// An enum variant written as `{"Variant": …}` or `"Variant"`: their schemas are
     /// `oneOf`s, which the plan does not check; a plan that met one anyway doubts.
     pub(crate) fn variant(self) {
+        self.doubt();
+    }
+
+    /// A value the plan does not check (a raw JSON text): the validator judges it.
+    pub(crate) fn doubt(self) {
         if let Some((_, doubt)) = self.0 {
             doubt.set(true);
         }

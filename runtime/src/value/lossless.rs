@@ -13,6 +13,8 @@ use serde_json::{Map, Number, Value};
 use crate::depth::MAX_DEPTH;
 use crate::schema::{Expect, ExpectItems, ExpectMembers};
 
+use super::RAW_VALUE_TOKEN;
+
 /// Why a value could not be snapshotted as JSON without changing it.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("{problem} (at {})", display_path(.path))]
@@ -370,11 +372,15 @@ impl<'p> ser::Serializer for ValueSerializer<'p> {
     fn serialize_map(self, _len: Option<usize>) -> Result<MapSerializer<'p>, Error> {
         Ok(MapSerializer::at(self.open(1)?, self.expect.object()))
     }
-    fn serialize_struct(
-        self,
-        _name: &'static str,
-        _len: usize,
-    ) -> Result<MapSerializer<'p>, Error> {
+    fn serialize_struct(self, name: &'static str, _len: usize) -> Result<MapSerializer<'p>, Error> {
+        if name == RAW_VALUE_TOKEN {
+            // Its one field is JSON text, parsed at the end; the plan leaves it to the
+            // validator.
+            self.expect.doubt();
+            let mut raw = MapSerializer::at(self.depth, ExpectMembers::NOTHING);
+            raw.raw = true;
+            return Ok(raw);
+        }
         self.serialize_map(None)
     }
     fn serialize_struct_variant(
@@ -458,6 +464,9 @@ struct MapSerializer<'p> {
     next_key: Option<String>,
     depth: usize,
     expect: ExpectMembers<'p>,
+    /// `serde_json`'s `RawValue`, whose one field is its JSON text (`depth` encloses the
+    /// value, not its members).
+    raw: bool,
 }
 
 impl<'p> MapSerializer<'p> {
@@ -467,6 +476,7 @@ impl<'p> MapSerializer<'p> {
             next_key: None,
             depth,
             expect,
+            raw: false,
         }
     }
 
@@ -521,9 +531,72 @@ impl ser::SerializeStruct for MapSerializer<'_> {
     ) -> Result<(), Error> {
         self.field(key, value)
     }
-    fn end(self) -> Result<Value, Error> {
+    fn end(mut self) -> Result<Value, Error> {
+        if self.raw {
+            return match self.map.remove(RAW_VALUE_TOKEN) {
+                Some(Value::String(text)) => raw_json(&text, self.depth),
+                _ => Err(Error::new("a raw JSON value without its text")),
+            };
+        }
         Ok(MapSerializer::end(self))
     }
+}
+
+/// The JSON text of a `RawValue` that `depth` arrays and objects enclose, as a value: refused
+/// where it nests too deep or holds an integer beyond 64 bits, which parsing would round.
+fn raw_json(text: &str, depth: usize) -> Result<Value, Error> {
+    if let Some(integer) = wide_integer(text) {
+        return Err(out_of_range(integer));
+    }
+    // serde_json's parser stops at 128 levels, so measuring the value may recurse.
+    let value: Value = serde_json::from_str(text)
+        .map_err(|error| Error::new(format!("a raw JSON value does not parse: {error}")))?;
+    if depth + nesting(&value) > MAX_DEPTH {
+        return Err(too_deep());
+    }
+    Ok(value)
+}
+
+/// How many arrays and objects `value` opens, one inside the other at most.
+fn nesting(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
+/// The first integer in a JSON text that neither `i64` nor `u64` holds.
+fn wide_integer(text: &str) -> Option<&str> {
+    let bytes = text.as_bytes();
+    let (mut at, mut in_string) = (0, false);
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if in_string {
+            match byte {
+                b'\\' => at += 1,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if byte == b'"' {
+            in_string = true;
+        } else if byte == b'-' || byte.is_ascii_digit() {
+            let start = at;
+            while at < bytes.len()
+                && matches!(bytes[at], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+            {
+                at += 1;
+            }
+            let number = &text[start..at];
+            let integral = !number.contains(['.', 'e', 'E']);
+            if integral && number.parse::<i64>().is_err() && number.parse::<u64>().is_err() {
+                return Some(number);
+            }
+            continue;
+        }
+        at += 1;
+    }
+    None
 }
 
 /// A tuple or struct variant: `{ "Variant": <inner> }`.

@@ -20,6 +20,10 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
+/// The name under which `serde_json`'s `RawValue` (with its `raw_value` feature) serializes
+/// its JSON text and asks to be deserialized: honoured here as `serde_json` honours it.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
 /// A tool's canonical value after it was snapshotted and validated against the tool's
 /// output schema.
 ///

@@ -15,6 +15,8 @@ use serde::de::{
 use serde::forward_to_deserialize_any;
 use serde_json::{Map, Number, Value};
 
+use super::RAW_VALUE_TOKEN;
+
 /// How much of a map key a path echoes.
 const MAX_ECHOED_KEY: usize = 80;
 
@@ -186,13 +188,19 @@ impl<'de> Deserializer<'de> for Typed<'de> {
         visitor.visit_enum(Variant { variant, value })
     }
 
-    /// (`serde_json::value::RawValue`'s token is not honoured: a raw value in a type read
-    /// here is refused, with `serde`'s message for a newtype.)
+    /// A `RawValue` (`serde_json`'s `raw_value` feature) is the value's JSON text, as
+    /// `serde_json` gives it.
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
-        _name: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, TypedError> {
+        if name == RAW_VALUE_TOKEN {
+            return self
+                .0
+                .deserialize_newtype_struct(name, visitor)
+                .map_err(de::Error::custom);
+        }
         visitor.visit_newtype_struct(self)
     }
 
