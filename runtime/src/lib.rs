@@ -242,6 +242,10 @@ pub use toolprism_macros::toolset;
 /// behind `cfg_attr`, and lifetimes. Every field's type must be `Verbatim` (the error names the
 /// field's type otherwise): the standard types that round-trip through JSON are, and so is
 /// every `#[verbatim]` type. `#[verbatim(crate = "path")]` names a renamed `toolprism`.
+///
+/// It checks the attributes it is given: another attribute macro on the type runs after it
+/// when written below it, and could add a `#[serde]` attribute it never saw — write
+/// `#[verbatim]` below any other attribute macro (derives and inert attributes may go anywhere).
 pub use toolprism_macros::verbatim;
 
 /// What a tool author needs: `use toolprism::prelude::*;`.
