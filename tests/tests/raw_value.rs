@@ -110,9 +110,12 @@ async fn a_raw_integer_beyond_64_bits_is_refused_not_rounded() {
 
 #[tokio::test]
 async fn a_raw_value_nesting_past_the_limit_is_refused() {
-    let deep = format!("{}{}", "[".repeat(64), "]".repeat(64));
-    let outcome = call("make", json!({"text": deep})).await;
-    assert_eq!(code(&outcome), Some(codes::INVALID_TOOL_OUTPUT));
-    let problem = problem(&outcome);
-    assert!(problem.contains("deeper than 64"), "{problem}");
+    // Past the limit by one level, and past `serde_json`'s own parser's.
+    for levels in [64, 10_000] {
+        let deep = format!("{}{}", "[".repeat(levels), "]".repeat(levels));
+        let outcome = call("make", json!({"text": deep})).await;
+        assert_eq!(code(&outcome), Some(codes::INVALID_TOOL_OUTPUT));
+        let problem = problem(&outcome);
+        assert!(problem.contains("deeper than 64"), "{levels}: {problem}");
+    }
 }

@@ -549,8 +549,13 @@ fn raw_json(text: &str, depth: usize) -> Result<Value, Error> {
         return Err(out_of_range(integer));
     }
     // serde_json's parser stops at 128 levels, so measuring the value may recurse.
-    let value: Value = serde_json::from_str(text)
-        .map_err(|error| Error::new(format!("a raw JSON value does not parse: {error}")))?;
+    let value: Value = serde_json::from_str(text).map_err(|error| {
+        if error.to_string().starts_with("recursion limit exceeded") {
+            too_deep()
+        } else {
+            Error::new(format!("a raw JSON value does not parse: {error}"))
+        }
+    })?;
     if depth + nesting(&value) > MAX_DEPTH {
         return Err(too_deep());
     }
