@@ -941,4 +941,46 @@ mod tests {
         let map: BTreeMap<&str, f64> = [("a/b~c", f64::NAN)].into();
         assert_eq!(to_lossless_value(&map).unwrap_err().path(), "/a~1b~0c");
     }
+
+    fn json_text_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>()
+                .prop_filter("finite", |float| float.is_finite())
+                .prop_map(Value::from),
+            // Digits, signs, exponents, quotes and backslashes inside strings are text.
+            "[0-9eE+.\\-]{0,30}|\"[0-9]{20,30}\\\\\"|[a-z\\\\\"0-9 ]{0,12}".prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+                proptest::collection::btree_map("[0-9a-z\\\\\"]{0,6}", inner, 0..4)
+                    .prop_map(|members| Value::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1_000))]
+
+        /// A raw JSON text reads as the value it was printed from, and an integer beyond 64
+        /// bits anywhere in it, outside strings, is refused.
+        #[test]
+        fn raw_json_text_reads_back_as_its_value(value in json_text_value(), at in 0..4_usize) {
+            let text = value.to_string();
+            proptest::prop_assert_eq!(raw_json(&text, 0).map_err(|error| error.to_string()), Ok(value.clone()));
+            let wide = match at {
+                0 => format!("[{text}, 18446744073709551616]"),
+                1 => format!("[-9223372036854775809, {text}]"),
+                2 => format!("{{\"k\": {text}, \"wide\": 100000000000000000000000}}"),
+                _ => format!("[[{text}], [123456789012345678901234567890]]"),
+            };
+            let error = raw_json(&wide, 0).unwrap_err().to_string();
+            proptest::prop_assert!(error.contains("outside what JSON numbers"), "{}", error);
+        }
+    }
 }
