@@ -7,7 +7,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::meta::ParseNestedMeta;
 use syn::parse::Parser as _;
 use syn::spanned::Spanned;
-use syn::{Attribute, Data, DeriveInput, Fields, GenericParam, Path, Type};
+use syn::{Attribute, Data, DeriveInput, Fields, GenericParam, Ident, Path, Type};
 
 use crate::attr::skip_value;
 use crate::errors::Errors;
@@ -174,8 +174,10 @@ enum NotNull {
     If(Box<Type>),
 }
 
-/// `impl Verbatim` (and `impl NotNull` unless the JSON can be `null`), bounded by every field's
-/// type and every type parameter being `Verbatim`: a field that is not is reported on its type.
+/// `impl Verbatim` (and `impl NotNull` unless the JSON can be `null`), bounded by every type
+/// parameter and every field type that names one being `Verbatim`. A field type that names no
+/// parameter is asserted apart, on its own tokens: as a bound it would be a trivial one, which
+/// the compiler reports on the attribute instead.
 fn impls(
     input: &DeriveInput,
     krate: &Path,
@@ -185,37 +187,71 @@ fn impls(
     let ident = &input.ident;
     let (impl_generics, type_generics, where_clause) = input.generics.split_for_impl();
     let existing = where_clause.map(|clause| &clause.predicates);
-    let params = input
+    let params: Vec<&Ident> = input
         .generics
         .params
         .iter()
         .filter_map(|param| match param {
             GenericParam::Type(param) => Some(&param.ident),
             _ => None,
-        });
+        })
+        .collect();
+    let generic = |ty: &Type| names_any(ty.to_token_stream(), &params);
     let verbatim = quote!(#krate::value::Verbatim);
+    let not_null_trait = quote!(#krate::value::NotNull);
     let bounds: Vec<TokenStream> = params
+        .iter()
         .map(|param| quote!(#param: #verbatim))
         .chain(
             field_types
                 .iter()
+                .filter(|ty| generic(ty))
                 .map(|ty| quote_spanned!(ty.span()=> #ty: #verbatim)),
         )
+        .collect();
+    let asserted: Vec<TokenStream> = field_types
+        .iter()
+        .filter(|ty| !generic(ty))
+        .map(|ty| quote_spanned!(ty.span()=> field_is_verbatim::<#ty>();))
         .collect();
     let verbatim_impl = quote! {
         impl #impl_generics #verbatim for #ident #type_generics
         where #existing #(#bounds,)* {}
     };
+    // What `NotNull` needs beyond `Verbatim`'s bounds; `None`: the type can be `null`.
     let not_null_bound = match &not_null {
-        NotNull::Never => return verbatim_impl,
-        NotNull::Always => None,
-        NotNull::If(ty) => Some(quote_spanned!(ty.span()=> #ty: #krate::value::NotNull)),
+        NotNull::Never => None,
+        NotNull::Always => Some(TokenStream::new()),
+        // Higher-ranked, so that a newtype of a type that can be `null` is simply not
+        // `NotNull`: a bound naming no parameter would be a trivial one, an error when false.
+        NotNull::If(ty) => Some(quote_spanned!(ty.span()=> for<'__verbatim> #ty: #not_null_trait)),
     };
-    quote! {
-        #verbatim_impl
-        impl #impl_generics #krate::value::NotNull for #ident #type_generics
-        where #existing #(#bounds,)* #not_null_bound {}
-    }
+    let not_null_impl = not_null_bound.map(|bound| {
+        quote! {
+            impl #impl_generics #not_null_trait for #ident #type_generics
+            where #existing #(#bounds,)* #bound {}
+        }
+    });
+    let assertions = (!asserted.is_empty()).then(|| {
+        quote! {
+            // Never called: it only has to compile.
+            #[allow(dead_code)]
+            const _: () = {
+                fn field_is_verbatim<T: #verbatim>() {}
+                fn fields() { #(#asserted)* }
+            };
+        }
+    });
+    quote!(#verbatim_impl #not_null_impl #assertions)
+}
+
+/// Whether `tokens` name any of `params`.
+fn names_any(tokens: TokenStream, params: &[&Ident]) -> bool {
+    tokens.into_iter().any(|token| match token {
+        TokenTree::Ident(ident) => params.iter().any(|param| **param == ident),
+        TokenTree::Group(group) => names_any(group.stream(), params),
+        _ => false,
+    })
 }
 
 fn field_types(fields: &Fields) -> Vec<Type> {

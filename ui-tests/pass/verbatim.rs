@@ -22,6 +22,11 @@ struct Id(u64);
 #[derive(JsonSchema)]
 struct Pair(String, f64);
 
+// A newtype of something that can be `null`: `Verbatim`, not `NotNull`.
+#[verbatim]
+#[derive(JsonSchema)]
+struct MaybeId(Option<u64>);
+
 #[verbatim]
 #[derive(JsonSchema)]
 struct Nothing;
@@ -65,6 +70,7 @@ fn main() {
     is_not_null::<Id>();
     is_verbatim::<Option<Id>>();
     is_verbatim::<Nothing>();
+    is_verbatim::<MaybeId>();
     is_verbatim::<Everything>();
     let json = serde_json::to_value(Event::Progress { done: 1, of: 2 }).unwrap();
     assert_eq!(json, serde_json::json!({"kind": "Progress", "data": {"done": 1, "of": 2}}));
