@@ -197,8 +197,16 @@ fn snapshot<T: Serialize + 'static>(
     {
         return measured(json);
     }
-    // `Some(value)` serializes as `value` does. Everything but this one generic call is
-    // shared by every value type.
+    checked_json(slot.as_ref(), plan)
+}
+
+/// The lossless JSON of `Some(value)` — which serializes as `value` does — checked against
+/// `plan` on the way. Everything but this one generic call is shared by every value type, and
+/// [`snapshot`] and [`kept`] share its instantiation.
+fn checked_json<T: Serialize>(
+    slot: Option<&T>,
+    plan: Option<&Plan>,
+) -> Result<(Value, Option<bool>), LosslessError> {
     let checked = Checked::new(plan);
     checked.finish(to_checked_value(&slot, checked.expect()))
 }
@@ -218,15 +226,13 @@ fn produced(snapshot: Result<(Value, Option<bool>), LosslessError>) -> Result<Pr
 type KeepFn<T> = fn(T, Option<&Plan>) -> Result<Produced, BodyError>;
 
 /// The snapshot of a [`Verbatim`](crate::value::Verbatim) value, which keeps the value for
-/// `render` and `meta`. (It serializes `Some(value)`, as [`snapshot`] does: one instantiation
-/// of the type's serializing for both.)
+/// `render` and `meta`.
 fn kept<T: Serialize + Send + 'static>(
     value: T,
     plan: Option<&Plan>,
 ) -> Result<Produced, BodyError> {
     let slot = Some(value);
-    let checked = Checked::new(plan);
-    let mut produced = produced(checked.finish(to_checked_value(&slot, checked.expect())))?;
+    let mut produced = produced(checked_json(slot.as_ref(), plan))?;
     produced.kept = slot.map(|value| Box::new(value) as Kept);
     Ok(produced)
 }
