@@ -41,6 +41,14 @@ pub(crate) struct Shape {
     pub(crate) null: bool,
     /// How many nodes (arrays, objects and scalars) the value has.
     pub(crate) nodes: usize,
+    /// How many arrays and objects nest, one inside the other, at most (0 for a scalar).
+    pub(crate) depth: usize,
+}
+
+/// Whether `serde_json` refused a text for nesting past its own parser's limit (128 levels),
+/// which this crate reports as a value nesting past [`MAX_DEPTH`].
+pub(crate) fn is_past_parser_depth(error: &serde_json::Error) -> bool {
+    error.to_string().starts_with("recursion limit exceeded")
 }
 
 /// Checks that `value` nests at most [`MAX_DEPTH`] levels, with a loop.
@@ -101,6 +109,7 @@ fn walk(value: &Value) -> Result<Shape, TooDeep> {
                     children,
                     at: Segment::Start,
                 });
+                shape.depth = shape.depth.max(frames.open);
             }
         }
         let Some(top) = frames.top() else {
@@ -139,7 +148,8 @@ fn flat_shape(value: &Value) -> Option<Shape> {
         }
         Value::Null | Value::Bool(_) | Value::String(_) => true,
     };
-    flat.then_some(shape)
+    let depth = usize::from(matches!(value, Value::Array(_) | Value::Object(_)));
+    flat.then_some(Shape { depth, ..shape })
 }
 
 /// A float with no fractional part (`1.0`), which a schema's `integer` accepts.
@@ -329,6 +339,7 @@ mod tests {
                 integral_float: true,
                 null: true,
                 nodes: 4,
+                depth: 2,
             })
         );
     }
@@ -344,6 +355,10 @@ mod tests {
     #[test]
     fn the_limit_is_exact() {
         assert!(check_depth(&nested(MAX_DEPTH)).is_ok());
+        assert_eq!(
+            inspect(&nested(MAX_DEPTH)).map(|shape| shape.depth),
+            Ok(MAX_DEPTH)
+        );
         let error = check_depth(&nested(MAX_DEPTH + 1)).unwrap_err();
         assert_eq!(error.at, "/1".repeat(MAX_DEPTH));
         // Empty containers count too.

@@ -350,7 +350,7 @@ fn measured_args(args: CallArgs) -> Result<(Value, Shape), String> {
         CallArgs::Raw(text) => match serde_json::from_str(&text) {
             Ok(value) => value,
             // serde_json stops at 128 levels; say it in this crate's terms.
-            Err(error) if error.to_string().starts_with("recursion limit exceeded") => {
+            Err(error) if depth::is_past_parser_depth(&error) => {
                 return Err(format!(
                     "the arguments nest deeper than {} levels of arrays and objects",
                     crate::depth::MAX_DEPTH

@@ -10,7 +10,7 @@ use std::fmt;
 use serde::ser::{self, Serialize};
 use serde_json::{Map, Number, Value};
 
-use crate::depth::MAX_DEPTH;
+use crate::depth::{self, MAX_DEPTH};
 use crate::schema::{Expect, ExpectItems, ExpectMembers};
 
 use super::RAW_VALUE_TOKEN;
@@ -548,26 +548,19 @@ fn raw_json(text: &str, depth: usize) -> Result<Value, Error> {
     if let Some(integer) = wide_integer(text) {
         return Err(out_of_range(integer));
     }
-    // serde_json's parser stops at 128 levels, so measuring the value may recurse.
     let value: Value = serde_json::from_str(text).map_err(|error| {
-        if error.to_string().starts_with("recursion limit exceeded") {
+        if depth::is_past_parser_depth(&error) {
             too_deep()
         } else {
             Error::new(format!("a raw JSON value does not parse: {error}"))
         }
     })?;
-    if depth + nesting(&value) > MAX_DEPTH {
-        return Err(too_deep());
-    }
-    Ok(value)
-}
-
-/// How many arrays and objects `value` opens, one inside the other at most.
-fn nesting(value: &Value) -> usize {
-    match value {
-        Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
-        Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
-        _ => 0,
+    match depth::inspect(&value) {
+        Ok(shape) if depth + shape.depth <= MAX_DEPTH => Ok(value),
+        _ => {
+            depth::dispose(value);
+            Err(too_deep())
+        }
     }
 }
 
