@@ -173,7 +173,7 @@ struct ValueSerializer<'p> {
     expect: Expect<'p>,
 }
 
-impl ValueSerializer<'_> {
+impl<'p> ValueSerializer<'p> {
     fn signed(self, v: i64) -> Value {
         self.expect.integer(v.into());
         Value::from(v)
@@ -188,6 +188,17 @@ impl ValueSerializer<'_> {
         let value = float(v)?;
         self.expect.float();
         Ok(value)
+    }
+
+    /// `serde_json`'s `RawValue`: its one field is JSON text, parsed at the end; the plan
+    /// leaves it to the validator. Out of line: every struct passes by here.
+    #[cold]
+    #[inline(never)]
+    fn raw_value(self) -> MapSerializer<'p> {
+        self.expect.doubt();
+        let mut raw = MapSerializer::at(self.depth, ExpectMembers::NOTHING);
+        raw.raw = true;
+        raw
     }
 
     /// The depth of the children of `levels` nested containers opened here, if that stays
@@ -374,12 +385,7 @@ impl<'p> ser::Serializer for ValueSerializer<'p> {
     }
     fn serialize_struct(self, name: &'static str, _len: usize) -> Result<MapSerializer<'p>, Error> {
         if name == RAW_VALUE_TOKEN {
-            // Its one field is JSON text, parsed at the end; the plan leaves it to the
-            // validator.
-            self.expect.doubt();
-            let mut raw = MapSerializer::at(self.depth, ExpectMembers::NOTHING);
-            raw.raw = true;
-            return Ok(raw);
+            return Ok(self.raw_value());
         }
         self.serialize_map(None)
     }
@@ -531,14 +537,23 @@ impl ser::SerializeStruct for MapSerializer<'_> {
     ) -> Result<(), Error> {
         self.field(key, value)
     }
-    fn end(mut self) -> Result<Value, Error> {
+    fn end(self) -> Result<Value, Error> {
         if self.raw {
-            return match self.map.remove(RAW_VALUE_TOKEN) {
-                Some(Value::String(text)) => raw_json(&text, self.depth),
-                _ => Err(Error::new("a raw JSON value without its text")),
-            };
+            return self.raw_end();
         }
         Ok(MapSerializer::end(self))
+    }
+}
+
+impl MapSerializer<'_> {
+    /// The value of a `RawValue`'s text. Out of line: every struct ends by here.
+    #[cold]
+    #[inline(never)]
+    fn raw_end(mut self) -> Result<Value, Error> {
+        match self.map.remove(RAW_VALUE_TOKEN) {
+            Some(Value::String(text)) => raw_json(&text, self.depth),
+            _ => Err(Error::new("a raw JSON value without its text")),
+        }
     }
 }
 
