@@ -596,7 +596,7 @@ fn unknown_tool(table: &ToolTable, name: &str) -> FailureError {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Mutex};
+    use std::sync::{Arc, Mutex, PoisonError};
 
     use tracing::span::{Attributes, Id, Record};
     use tracing::{Event, Metadata, Subscriber};
@@ -651,14 +651,23 @@ mod tests {
             .block_on(registry.dispatch(call, Surface::Direct))
     }
 
+    /// The two tests below share the body's callsites: one registering them (as never
+    /// interesting, with no subscriber anywhere) while the other rebuilds their interest
+    /// would leave them off for it.
+    static CALLSITES: Mutex<()> = Mutex::new(());
+
     #[test]
     fn with_a_subscriber_the_body_runs_inside_the_dispatch_span() {
+        let _callsites = CALLSITES.lock().unwrap_or_else(PoisonError::into_inner);
         let spans = Spans::default();
         let events_in = spans.events_in.clone();
         let outcome = tracing::subscriber::with_default(spans, || {
-            // Other tests, on other threads, may have registered these callsites while no
-            // subscriber was listening anywhere.
+            // Every callsite of a dispatch registered (other tests, on other threads, may
+            // have registered some while no subscriber was listening anywhere), then their
+            // interest rebuilt, then the call that is judged.
+            dispatch_logs();
             tracing::callsite::rebuild_interest_cache();
+            events_in.lock().unwrap().clear();
             dispatch_logs()
         });
         assert!(!outcome.is_error(), "{outcome:?}");
@@ -672,6 +681,7 @@ mod tests {
 
     #[test]
     fn without_one_the_call_runs_the_same() {
+        let _callsites = CALLSITES.lock().unwrap_or_else(PoisonError::into_inner);
         let outcome = dispatch_logs();
         assert_eq!(outcome.value().unwrap().as_value(), &serde_json::json!(1));
     }
