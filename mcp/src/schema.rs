@@ -15,12 +15,6 @@ pub const WRAP_MARKER: &str = "x-fastmcp-wrap-result";
 /// The property a wrapped value is carried in.
 pub const WRAP_PROPERTY: &str = "result";
 
-/// Whether peers of 2025-11-25 can take this schema's values as they are: its root says
-/// `"type": "object"`.
-pub(crate) fn is_object_rooted(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("object")
-}
-
 /// A schema as 2025-11-25's wire schema takes it: each subschema directly under `properties`
 /// an object (`true` is `{}`, `false` is `{"not": {}}`: the same constraints). Non-object
 /// roots are turned into objects the same way.
@@ -212,11 +206,7 @@ mod tests {
     }
 
     #[test]
-    fn only_object_roots_go_unwrapped() {
-        assert!(is_object_rooted(&json!({"type": "object"})));
-        assert!(!is_object_rooted(&json!({"type": "string"})));
-        assert!(!is_object_rooted(&json!({"oneOf": [{"type": "object"}]})));
-        assert!(!is_object_rooted(&json!(true)));
+    fn only_wrappers_are_unwrapped() {
         assert_eq!(unwrap(&json!({"type": "object"})), None);
     }
 }

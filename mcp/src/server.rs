@@ -36,7 +36,7 @@ use toolprism::{ChangeListener, OutcomeParts, Registry, Surface, ToolCall, ToolO
 use crate::content::into_mcp;
 use crate::progress::ProgressQueue;
 use crate::resources::{OUTPUT_URI_PREFIX, handle_of, output_uri};
-use crate::schema::{WRAP_PROPERTY, as_object, is_object_rooted, legacy_form, wrap};
+use crate::schema::{WRAP_PROPERTY, as_object, legacy_form, wrap};
 
 /// The `_meta` key of a success's card: what a UI shows, from the tool's `presentation_meta`.
 pub const CARD_META_KEY: &str = "toolprism.dev/card";
@@ -283,7 +283,7 @@ impl McpServer {
                 )
                 .with_raw_output_schema(Arc::new(output))
             };
-            let legacy_output = if is_object_rooted(output) {
+            let legacy_output = if definition.output_is_object() {
                 legacy_form(output)
             } else {
                 wrap(output)
@@ -314,7 +314,7 @@ impl McpServer {
         };
         // Most tools return objects: the schema is read first, the protocol version only when
         // the value would need wrapping.
-        let wrapped = !is_object_rooted(definition.output_schema()) && !is_current(&context);
+        let wrapped = !definition.output_is_object() && !is_current(&context);
         let args = Value::Object(request.arguments.unwrap_or_default());
         let call = ToolCall::new(call_id(&context.id), request.name.into_owned(), args);
 

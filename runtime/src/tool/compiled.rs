@@ -104,6 +104,9 @@ pub struct AdvertisedTool {
     description: Arc<str>,
     input_schema: Arc<Value>,
     output_schema: Arc<Value>,
+    /// Read from `output_schema` once, here: a host may ask on every call.
+    #[serde(skip)]
+    output_is_object: bool,
 }
 
 impl AdvertisedTool {
@@ -125,6 +128,32 @@ impl AdvertisedTool {
     /// The output JSON Schema, as registered.
     pub fn output_schema(&self) -> &Value {
         &self.output_schema
+    }
+
+    /// Whether the output schema's root says `"type": "object"`, so that every value the tool
+    /// returns is a JSON object (what MCP 2025-11-25 requires of structured content).
+    ///
+    /// ```
+    /// use toolprism::prelude::*;
+    ///
+    /// /// Adds.
+    /// #[tool]
+    /// fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// #[derive(serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+    /// struct Sum { sum: i64 }
+    ///
+    /// /// Adds, naming the sum.
+    /// #[tool]
+    /// fn add_named(a: i64, b: i64) -> Sum { Sum { sum: a + b } }
+    ///
+    /// let registry = Registry::builder().tool(Add).tool(AddNamed).build().unwrap();
+    /// let snapshot = registry.snapshot();
+    /// assert!(!snapshot.definition("add").unwrap().output_is_object());
+    /// assert!(snapshot.definition("add_named").unwrap().output_is_object());
+    /// ```
+    pub fn output_is_object(&self) -> bool {
+        self.output_is_object
     }
 
     pub(crate) fn shared_name(&self) -> Arc<str> {
@@ -178,6 +207,8 @@ impl CompiledTool {
                         }
                         None => input_schema,
                     }),
+                    output_is_object: output_schema.get("type").and_then(Value::as_str)
+                        == Some("object"),
                     output_schema: Arc::new(output_schema),
                 },
                 input: input.validator,
