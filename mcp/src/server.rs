@@ -31,7 +31,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 use toolprism::context::{Progress, ProgressSink};
 use toolprism::pipeline::DispatchOptions;
-use toolprism::{ChangeListener, OutcomeParts, Registry, Surface, ToolCall, ToolOutcome};
+use toolprism::{ChangeListener, OutcomeParts, Registry, SmolStr, Surface, ToolCall, ToolOutcome};
 
 use crate::content::into_mcp;
 use crate::progress::ProgressQueue;
@@ -410,11 +410,12 @@ async fn send_progress(
     }
 }
 
-/// The request id as a call id: a string id shared, a number written out digit by digit
-/// (without the formatting machinery or an intermediate `String`).
-fn call_id(id: &rmcp::model::RequestId) -> Arc<str> {
+/// The request id as a call id, without an allocation: a number is written out digit by digit
+/// into the id's inline buffer (without the formatting machinery or an intermediate `String`),
+/// a short string copied there, a long one shared.
+fn call_id(id: &rmcp::model::RequestId) -> SmolStr {
     match id {
-        rmcp::model::NumberOrString::String(id) => id.clone(),
+        rmcp::model::NumberOrString::String(id) => SmolStr::from(id.clone()),
         rmcp::model::NumberOrString::Number(number) => {
             // `i64::MIN` is 20 characters.
             let mut digits = [0_u8; 20];
@@ -432,7 +433,7 @@ fn call_id(id: &rmcp::model::RequestId) -> Arc<str> {
                 at -= 1;
                 digits[at] = b'-';
             }
-            Arc::from(std::str::from_utf8(&digits[at..]).expect("digits are ASCII"))
+            SmolStr::new(std::str::from_utf8(&digits[at..]).expect("digits are ASCII"))
         }
     }
 }
@@ -670,11 +671,17 @@ mod tests {
             let id = NumberOrString::Number(number);
             assert_eq!(&*call_id(&id), id.to_string());
         }
-        let text: std::sync::Arc<str> = "req-1/../é".into();
-        let shared = call_id(&NumberOrString::String(text.clone()));
-        assert!(
-            std::sync::Arc::ptr_eq(&shared, &text),
-            "a string id is shared, not copied"
+        let short: std::sync::Arc<str> = "req-1/../é".into();
+        let inline = call_id(&NumberOrString::String(short.clone()));
+        assert_eq!(inline, *short);
+        assert!(!inline.is_heap_allocated(), "a short id is held inline");
+        let long: std::sync::Arc<str> = "a request id longer than twenty-three bytes".into();
+        let shared = call_id(&NumberOrString::String(long.clone()));
+        assert_eq!(shared, *long);
+        assert_eq!(
+            std::sync::Arc::strong_count(&long),
+            2,
+            "a long string id is shared, not copied"
         );
     }
 }

@@ -1,9 +1,8 @@
 //! What comes in: a tool call, and the surface it arrives on.
 
-use std::sync::Arc;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+pub use smol_str::SmolStr;
 
 use crate::depth::{TooDeep, check_depth, dispose_checked};
 
@@ -35,8 +34,10 @@ pub enum Surface {
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolCall {
-    id: Arc<str>,
-    name: String,
+    // Both are short as a rule (an MCP request id is a number, a tool name most often a word
+    // or two): held inline up to 23 bytes, a call allocates for neither.
+    id: SmolStr,
+    name: SmolStr,
     args: CallArgs,
 }
 
@@ -47,8 +48,20 @@ pub(crate) enum CallArgs {
 }
 
 impl ToolCall {
-    /// A call with already-parsed arguments.
-    pub fn new(id: impl Into<Arc<str>>, name: impl Into<String>, args: Value) -> Self {
+    /// A call with already-parsed arguments. The id and the name are anything a
+    /// [`SmolStr`] is made from (`&str`, `String`, `Arc<str>`, `Cow<str>`…); up to 23 bytes
+    /// they are held inline, without an allocation.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolprism::ToolCall;
+    /// use serde_json::json;
+    ///
+    /// let id: Arc<str> = "call_1".into();
+    /// let call = ToolCall::new(id, String::from("read"), json!({"path": "a.txt"}));
+    /// assert_eq!((call.id(), call.name()), ("call_1", "read"));
+    /// ```
+    pub fn new(id: impl Into<SmolStr>, name: impl Into<SmolStr>, args: Value) -> Self {
         Self {
             id: id.into(),
             name: name.into(),
@@ -58,8 +71,8 @@ impl ToolCall {
 
     /// A call whose arguments are still the JSON text the provider sent.
     pub fn from_raw_args(
-        id: impl Into<Arc<str>>,
-        name: impl Into<String>,
+        id: impl Into<SmolStr>,
+        name: impl Into<SmolStr>,
         raw_args: impl Into<String>,
     ) -> Self {
         Self {
@@ -107,7 +120,7 @@ impl ToolCall {
     }
 
     /// The call's parts: id, name, arguments.
-    pub(crate) fn into_parts(self) -> (Arc<str>, String, CallArgs) {
+    pub(crate) fn into_parts(self) -> (SmolStr, SmolStr, CallArgs) {
         (self.id, self.name, self.args)
     }
 }

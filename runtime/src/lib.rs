@@ -45,7 +45,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 #[doc(inline)]
-pub use call::{Surface, ToolCall};
+pub use call::{SmolStr, Surface, ToolCall};
 #[doc(inline)]
 pub use context::ToolContext;
 #[doc(inline)]

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::BoxFuture;
 use crate::bound::{BoundLimits, meta_fits};
-use crate::call::Surface;
+use crate::call::{SmolStr, Surface};
 use crate::context::{ProgressSink, StateMap, ToolContext};
 use crate::depth;
 use crate::error::{FailureError, FailureKind};
@@ -29,7 +29,7 @@ pub(crate) struct Chain {
     pub(super) tool: Arc<CompiledTool>,
     /// The call id (untrusted), the resolved tool's name, the validated arguments and where
     /// the call came from: what [`ExecuteCall`] shows.
-    pub(super) id: Arc<str>,
+    pub(super) id: SmolStr,
     pub(super) name: Arc<str>,
     pub(super) args: Value,
     pub(super) surface: Surface,
