@@ -207,8 +207,7 @@ impl CompiledTool {
                         }
                         None => input_schema,
                     }),
-                    output_is_object: output_schema.get("type").and_then(Value::as_str)
-                        == Some("object"),
+                    output_is_object: is_object_rooted(&output_schema),
                     output_schema: Arc::new(output_schema),
                 },
                 input: input.validator,
@@ -350,5 +349,27 @@ impl Hasher for NameHasher {
 
     fn finish(&self) -> u64 {
         self.0
+    }
+}
+
+/// Whether a schema's root says `"type": "object"`: only then is every value it accepts an
+/// object (a union of objects, or `true`, may still accept anything else).
+fn is_object_rooted(schema: &Value) -> bool {
+    schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::is_object_rooted;
+
+    #[test]
+    fn only_a_root_typed_object_is_object_rooted() {
+        assert!(is_object_rooted(&json!({"type": "object"})));
+        assert!(!is_object_rooted(&json!({"type": "string"})));
+        assert!(!is_object_rooted(&json!({"oneOf": [{"type": "object"}]})));
+        assert!(!is_object_rooted(&json!({"type": ["object", "null"]})));
+        assert!(!is_object_rooted(&json!(true)));
     }
 }
