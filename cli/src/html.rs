@@ -15,6 +15,8 @@ use toolprism::present::{
 };
 use toolprism::session::{LogContents, ReplayedCall, replay};
 
+use crate::visible::push_visible;
+
 /// The page for a session's log: each call with its card, what the model saw, the nested
 /// calls a program made (folded under their parent), and the log's problems.
 pub fn page(title: &str, contents: &LogContents) -> String {
@@ -311,7 +313,8 @@ fn is_inline_image(mime_type: &str, data: &str) -> bool {
         .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'+' | b'/' | b'='))
 }
 
-/// Text safe in element content and in quoted attribute values.
+/// Text safe in element content and in quoted attribute values, with nothing that reorders
+/// it ([`visible`](crate::visible::visible)).
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
@@ -321,11 +324,8 @@ pub fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            // Control characters other than tab and newline are shown, not passed on.
-            c if c.is_control() && c != '\n' && c != '\t' => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
-            c => out.push(c),
+            // Control and bidirectional characters are shown, not passed on.
+            c => push_visible(&mut out, c),
         }
     }
     out
@@ -402,6 +402,9 @@ mod tests {
             "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;q&quot;"
         );
         assert_eq!(escape("bell\u{7}"), "bell\\u{7}");
+        // Nothing a browser would lay out backwards.
+        assert_eq!(escape("txt\u{202e}exe"), "txt\\u{202e}exe");
+        assert_eq!(escape("tab\tnew\nline"), "tab\tnew\nline");
     }
 
     #[test]

@@ -37,6 +37,7 @@ pub mod exit;
 pub mod html;
 mod summary;
 pub mod terminal;
+pub mod visible;
 
 use std::io::{IsTerminal as _, Read as _};
 use std::path::PathBuf;
@@ -51,6 +52,8 @@ use toolprism::pipeline::DispatchOptions;
 use toolprism::present::present_result;
 use toolprism::session::{LogContents, LogOptions, SessionLog, replay};
 use toolprism::{Registry, Surface, ToolCall, ToolOutcome};
+
+use crate::visible::{visible, visible_json};
 
 /// The command line of a tool set.
 #[derive(Debug, Parser)]
@@ -186,7 +189,7 @@ where
 
 /// Prints an error and returns its status.
 fn error(code: u8, message: &str) -> u8 {
-    eprintln!("error: {message}");
+    eprintln!("error: {}", visible(message));
     code
 }
 
@@ -245,12 +248,13 @@ fn list(registry: &Registry, style: Style) -> u8 {
         println!(
             "{}  {:<81}  {}",
             style.bold(&format!("{:width$}", tool.name())),
-            terminal::shorten(&summary, 80),
-            style.dim(&format!(
+            visible(&terminal::shorten(&summary, 80)),
+            // Property names are an imported tool's server's text.
+            style.dim(&visible(&format!(
                 "{} → {}",
                 summary::of(tool.input_schema()),
                 summary::of(tool.output_schema())
-            ))
+            )))
         );
     }
     exit::OK
@@ -290,7 +294,7 @@ fn schema(registry: &Registry, tool: &str, dialect: Option<Dialect>) -> u8 {
     };
     println!(
         "{}",
-        serde_json::to_string_pretty(&shown).unwrap_or_default()
+        visible_json(&serde_json::to_string_pretty(&shown).unwrap_or_default())
     );
     exit::OK
 }
@@ -403,7 +407,7 @@ async fn call(registry: &Registry, tool: &str, args: &str, how: &CallOptions, st
     }
     let code = exit::of(&outcome);
     if how.json {
-        println!("{}", one_line(&outcome));
+        println!("{}", visible_json(&one_line(&outcome)));
     } else if how.nested {
         show_nested(&outcome, style);
     } else {
@@ -457,7 +461,7 @@ impl ProgressSink for Bar {
             );
         }
         if let Some(message) = &progress.message {
-            self.0.set_message(message.clone());
+            self.0.set_message(visible(message).into_owned());
         }
     }
 }
@@ -503,12 +507,12 @@ fn show_value_or_error(outcome: &ToolOutcome, style: Style) {
     if let Some(value) = outcome.value() {
         println!("{}", style.bold("value:"));
         let pretty = serde_json::to_string_pretty(value.as_value()).unwrap_or_default();
-        println!("  {}", pretty.replace('\n', "\n  "));
+        println!("  {}", visible_json(&pretty).replace('\n', "\n  "));
     }
     if let Some(error) = outcome.error() {
-        let code = error.code().unwrap_or("-");
+        let code = visible(error.code().unwrap_or("-"));
         println!("{}", style.red(&format!("error ({code}):")));
-        println!("  {}", error.message.replace('\n', "\n  "));
+        println!("  {}", visible(&error.message).replace('\n', "\n  "));
     }
 }
 
@@ -553,13 +557,13 @@ fn replay_log(path: &std::path::Path, style: Style) -> u8 {
         Err(code) => return code,
     };
     for problem in &contents.problems {
-        println!("{}", style.red(&format!("! {problem:?}")));
+        println!("{}", style.red(&visible(&format!("! {problem:?}"))));
     }
     for call in replay(&contents.events) {
         println!("{} {}", style.bold("▶"), terminal::card(&call.call_card));
         for nested in &call.nested {
             let status = if nested.is_error { "failed" } else { "ok" };
-            println!("  ↳ nested {} ({status})", nested.name);
+            println!("  ↳ nested {} ({status})", visible(&nested.name));
         }
         match &call.result {
             Some(result) => {

@@ -1,13 +1,25 @@
 //! Showing cards and content in a terminal: a client that switches on the card kind only.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use toolprism::ContentBlock;
 use toolprism::present::Card;
 
+use crate::visible::visible;
+
 /// One card as a few lines of text. Written against the card kinds, not tool names: any tool
-/// that emits a `search` card is shown by the same arm.
+/// that emits a `search` card is shown by the same arm. Every field is shown
+/// [visibly](crate::visible::visible): a path or a command is the tool's data.
 pub fn card(card: &Card) -> String {
+    let text = card_text(card);
+    match visible(&text) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(shown) => shown,
+    }
+}
+
+fn card_text(card: &Card) -> String {
     match card {
         Card::Generic(card) => {
             let mut text = format!("▪ {} {}", card.title, shorten(&card.input.to_string(), 120));
@@ -57,7 +69,8 @@ pub fn card(card: &Card) -> String {
     }
 }
 
-/// Content blocks as indented text, at most `max_lines` lines of it.
+/// Content blocks as indented text, at most `max_lines` lines of it, shown
+/// [visibly](crate::visible::visible).
 pub fn content(blocks: &[ContentBlock], max_lines: usize) -> String {
     let mut text = String::new();
     for block in blocks {
@@ -75,7 +88,7 @@ pub fn content(blocks: &[ContentBlock], max_lines: usize) -> String {
         };
         let lines: Vec<&str> = body.lines().collect();
         for line in lines.iter().take(max_lines) {
-            let _ = writeln!(text, "    │ {}", shorten(line, 150));
+            let _ = writeln!(text, "    │ {}", visible(&shorten(line, 150)));
         }
         if lines.len() > max_lines {
             let _ = writeln!(text, "    │ … {} more lines", lines.len() - max_lines);

@@ -7,6 +7,7 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::{Value, json};
 use toolprism_cli::exit;
+use toolprism_cli::visible::is_hidden;
 
 fn tools(dir: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tools"))
@@ -178,6 +179,72 @@ fn calls_logged_replay_in_the_terminal_and_view_as_a_page() {
     assert_eq!(page.matches("<section class=\"call").count(), 2, "{page}");
     let output = tools(dir.path(), &["replay", "missing.jsonl"]);
     assert_eq!(status(&output), exit::USAGE);
+}
+
+/// A file whose text would clear the screen, set the clipboard (OSC 52), overwrite a line, open
+/// a CSI with the one-character C1 form and read backwards, if a terminal were given it.
+const HOSTILE: &str = "fine\n\x1b]52;c;ZXZpbA==\x07\x1b[2Jgone\rOVER \u{9b}31m \u{202e}txt.exe\n";
+
+fn assert_nothing_hidden(shown: &str) {
+    let hidden: Vec<char> = shown.chars().filter(|&c| is_hidden(c)).collect();
+    assert!(
+        hidden.is_empty(),
+        "{hidden:?} reached the terminal in {shown:?}"
+    );
+}
+
+#[test]
+fn what_a_tool_returns_never_drives_the_terminal() {
+    let dir = workspace();
+    std::fs::write(dir.path().join("hostile.txt"), HOSTILE).unwrap();
+    let args = json!({"path": "hostile.txt"}).to_string();
+    let output = tools(
+        dir.path(),
+        &["call", "read", &args, "--log", "session.jsonl"],
+    );
+    assert_eq!(status(&output), exit::OK, "{output:?}");
+    let text = stdout(&output);
+    assert_nothing_hidden(&text);
+    // Shown, not dropped: the model's text as escapes, the value as JSON escapes.
+    assert!(
+        text.contains(
+            r"2: \u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2Jgone\u{d}OVER \u{9b}31m \u{202e}txt.exe"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            r#""text": "\u001b]52;c;ZXZpbA==\u0007\u001b[2Jgone\rOVER \u009b31m \u202etxt.exe""#
+        ),
+        "{text}"
+    );
+
+    // A command's output, in the terminal card and the model's text; a failure's message.
+    let printf = json!({"command": r"printf '\033[2J\342\200\256x\r'; exit 3"}).to_string();
+    let output = tools(
+        dir.path(),
+        &["call", "bash", &printf, "--log", "session.jsonl"],
+    );
+    let text = stdout(&output);
+    assert_nothing_hidden(&text);
+    assert!(text.contains(r"\u{1b}[2J\u{202e}x"), "{text}");
+
+    // One line of JSON: the same value, parsed back, with nothing hidden on the way.
+    let output = tools(dir.path(), &["call", "read", &args, "--json"]);
+    let line = stdout(&output);
+    assert_nothing_hidden(&line);
+    let parsed: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(
+        parsed["value"]["lines"][1]["text"],
+        HOSTILE.lines().nth(1).unwrap()
+    );
+
+    // A session log is someone else's file: replayed, it cannot drive the terminal either.
+    let output = tools(dir.path(), &["replay", "session.jsonl"]);
+    assert_eq!(status(&output), exit::OK);
+    let text = stdout(&output);
+    assert_nothing_hidden(&text);
+    assert!(text.contains(r"\u{1b}]52;c;"), "{text}");
 }
 
 #[test]
