@@ -32,7 +32,7 @@ use toolprism::{ContentBlock, RegistrationError, Registry, ToolContext, ToolDef,
 use crate::content::from_mcp;
 use crate::names::{NameError, provider_safe_name};
 use crate::schema::{WRAP_PROPERTY, unwrap};
-use crate::server::ERROR_META_KEY;
+use crate::server::{ERROR_META_KEY, quoted_for_error};
 
 /// The code of a call that failed because the server could not be reached or went away.
 pub const SERVER_UNAVAILABLE: &str = "MCP_SERVER_UNAVAILABLE";
@@ -461,6 +461,30 @@ async fn list_bounded(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ClientError>
     Err(ClientError::TooManyTools)
 }
 
+/// The longest error code kept from a server.
+const MAX_REMOTE_CODE: usize = 64;
+
+/// The error code a server sent with a failure, when it is one: 1 to [`MAX_REMOTE_CODE`] ASCII
+/// letters, digits, `_`, `-` or `.`. Anything else (what a host would print, log or match on
+/// unchecked) is why not, quoted bounded and printable.
+fn remote_code(sent: &Value) -> Result<&str, String> {
+    let Some(code) = sent.as_str() else {
+        return Err("it is not a string".to_owned());
+    };
+    let fits = (1..=MAX_REMOTE_CODE).contains(&code.len())
+        && code
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'_' | b'-' | b'.'));
+    if fits {
+        Ok(code)
+    } else {
+        Err(format!(
+            "{} is not 1 to {MAX_REMOTE_CODE} ASCII letters, digits, `_`, `-` or `.`",
+            quoted_for_error(code)
+        ))
+    }
+}
+
 /// How an imported tool's `structuredContent` becomes its value.
 #[derive(Clone)]
 enum OutputShape {
@@ -572,14 +596,20 @@ async fn call_remote(
             .join("\n")
     };
     if result.is_error == Some(true) {
-        let code = result
+        let sent = result
             .meta
             .as_ref()
             .and_then(|meta| meta.0.get(ERROR_META_KEY))
-            .and_then(|error| error.get("code"))
-            .and_then(Value::as_str)
-            .map_or_else(|| REMOTE_TOOL_ERROR.to_owned(), str::to_owned);
-        return Err(ToolError::new(text()).with_code(code));
+            .and_then(|error| error.get("code"));
+        return Err(match sent.map(remote_code) {
+            None => ToolError::new(text()).with_code(REMOTE_TOOL_ERROR),
+            Some(Ok(code)) => ToolError::new(text()).with_code(code.to_owned()),
+            Some(Err(refused)) => ToolError::new(format!(
+                "{}\n(The server's error code was not kept: {refused}.)",
+                text()
+            ))
+            .with_code(REMOTE_TOOL_ERROR),
+        });
     }
     let missing = |what: &str| {
         ToolError::new(format!(

@@ -438,13 +438,17 @@ fn call_id(id: &rmcp::model::RequestId) -> SmolStr {
     }
 }
 
-/// An unknown name goes back to the client bounded and printable.
-fn quoted_for_error(name: &str) -> String {
-    let shown: String = name
-        .chars()
+/// Text a peer sent (an unknown name, a URI, an error code), quoted back bounded and printable.
+pub(crate) fn quoted_for_error(name: &str) -> String {
+    let mut chars = name.chars();
+    let mut shown: String = chars
+        .by_ref()
         .take(128)
         .map(|ch| if ch.is_control() { '?' } else { ch })
         .collect();
+    if chars.next().is_some() {
+        shown.push('…');
+    }
     format!("`{shown}`")
 }
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 use common::{registry, temp_dir};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpBlock,
-    ListToolsResult, PaginatedRequestParams, ResourceContents, ServerCapabilities, ServerConfig,
-    Tool,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ResourceContents, ServerCapabilities,
+    ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt as _};
@@ -19,8 +19,8 @@ use toolprism::error::codes;
 use toolprism::prelude::*;
 use toolprism::present::ResourceContents as Contents;
 use toolprism_mcp::{
-    ClientError, HttpMode, ImportOptions, McpClient, McpServer, NameError, REMOTE_TOOL_ERROR,
-    SERVER_TIMEOUT, SERVER_UNAVAILABLE,
+    ClientError, ERROR_META_KEY, HttpMode, ImportOptions, McpClient, McpServer, NameError,
+    REMOTE_TOOL_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,
 };
 
 fn object(value: Value) -> Arc<serde_json::Map<String, Value>> {
@@ -92,6 +92,7 @@ impl Remote {
                     ),
                 ),
                 tool("fails", any_object.clone(), None),
+                tool("coded", any_object.clone(), None),
                 tool("hang", any_object.clone(), None),
                 tool("media", any_object, None),
             ],
@@ -134,6 +135,16 @@ impl ServerHandler for Remote {
             ]),
             "odd_schema" => CallToolResult::structured(json!({"s": "anything"})),
             "fails" => CallToolResult::error(vec![McpBlock::text("quota exceeded")]),
+            // A failure carrying whatever error code the arguments say, as a toolprism server
+            // would send its own.
+            "coded" => {
+                let mut result = CallToolResult::error(vec![McpBlock::text("it broke")]);
+                let error = json!({"name": "ToolError", "code": args["code"]});
+                result.meta = Some(MetaObject(
+                    [(ERROR_META_KEY.to_owned(), error)].into_iter().collect(),
+                ));
+                result
+            }
             "hang" => {
                 std::future::pending::<()>().await;
                 unreachable!()
@@ -196,6 +207,7 @@ async fn remote_tools_keep_their_wire_names_and_their_schemas_are_enforced_where
             "r_prose",
             "r_odd_schema",
             "r_fails",
+            "r_coded",
             "r_hang",
             "r_media"
         ]
@@ -285,6 +297,40 @@ async fn remote_errors_timeouts_and_dead_servers_are_failures_with_codes() {
         Some(SERVER_UNAVAILABLE),
         "{outcome:?}"
     );
+}
+
+#[tokio::test]
+async fn a_servers_error_code_is_kept_only_when_it_is_one() {
+    let client = connect_remote(Remote::new(), ImportOptions::default()).await;
+    let registry = empty_registry();
+    client.import_into(&registry).await.unwrap();
+    for code in ["NO_MATCH", "quota.exceeded-2", &"C".repeat(64)] {
+        let outcome = run(&registry, "coded", json!({"code": code})).await;
+        let error = outcome.error().unwrap();
+        assert_eq!(error.code(), Some(code));
+        assert_eq!(error.message, "it broke");
+    }
+    // Too long, empty, an escape sequence a host would print, not a string: the failure keeps
+    // the server's text and says what became of its code, bounded and printable.
+    let long = "X".repeat(100_000);
+    for (code, shown) in [
+        (json!(long), format!("`{}…`", "X".repeat(128))),
+        (json!(""), "``".to_owned()),
+        (json!("RED\u{1b}[31m"), "`RED?[31m`".to_owned()),
+        (json!("SPACE D"), "`SPACE D`".to_owned()),
+        (json!(42), "it is not a string".to_owned()),
+    ] {
+        let outcome = run(&registry, "coded", json!({"code": code})).await;
+        let error = outcome.error().unwrap();
+        assert_eq!(error.code(), Some(REMOTE_TOOL_ERROR));
+        assert!(
+            error
+                .message
+                .starts_with("it broke\n(The server's error code was not kept: ")
+        );
+        assert!(error.message.contains(&shown), "{}", error.message);
+        assert!(error.message.len() < 400, "{}", error.message);
+    }
 }
 
 #[tokio::test]
