@@ -22,6 +22,7 @@ use toolprism::pipeline::{
 use toolprism::prelude::*;
 use toolprism::schema::SchemaError;
 use toolprism::session::{CallEvent, LogOptions, LogProblem, SessionEvent, SessionLog};
+use toolprism::tool::Presented;
 use toolprism_tests::{TempDir, code, text};
 
 fn call(name: &str, args: Value) -> ToolCall {
@@ -248,6 +249,86 @@ fn fragile() -> FragileValue {
 
 fn render_fragile(_args: &FragileArgs, value: &FragileValue) -> String {
     value.n.to_string()
+}
+
+/// A screenshot, said to be one: the image as the encoding says.
+#[tool(render = render_screenshot)]
+fn screenshot(#[arg] encoding: String) -> Value {
+    json!({"encoding": encoding})
+}
+
+fn render_screenshot(args: &ScreenshotArgs, _value: &Value) -> ContentBlock {
+    match args.encoding.as_str() {
+        "standard" => ContentBlock::image_from_bytes(b"\x89PNG\r\n", "image/png"),
+        "url-safe" => ContentBlock::image("iVBORw0K-_8=", "image/png"),
+        "data-url" => ContentBlock::image("data:image/png;base64,iVBORw==", "image/png"),
+        _ => ContentBlock::image("iVBORw==", "PNG"),
+    }
+}
+
+#[tokio::test]
+async fn inline_bytes_a_provider_would_refuse_are_an_invalid_output() {
+    let remote = ToolDef::builder("remote")
+        .description("Content as a peer sent it.")
+        .presented_handler(|_: Value, _cx: ToolContext| async move {
+            Ok::<_, ToolError>(Presented::new(
+                json!({"ok": true}),
+                vec![
+                    ContentBlock::text("attached:"),
+                    ContentBlock::Audio {
+                        data: "not base64".into(),
+                        mime_type: "audio/wav".into(),
+                    },
+                ],
+            ))
+        })
+        .build();
+    let registry = Registry::builder()
+        .tool(Screenshot)
+        .tool(remote)
+        .build()
+        .unwrap();
+    let outcome = registry
+        .dispatch(
+            call("screenshot", json!({"encoding": "standard"})),
+            Surface::Direct,
+        )
+        .await;
+    assert!(!outcome.is_error(), "{outcome:?}");
+    for (encoding, problem) in [
+        (
+            "url-safe",
+            "its content block 0 is an image whose data is not standard base64 with padding (at byte 8 of 12)",
+        ),
+        (
+            "data-url",
+            "its content block 0 is an image whose data is not standard base64 with padding (at byte 4 of 30)",
+        ),
+        (
+            "other",
+            "its content block 0 is an image whose media type `PNG` is not `type/subtype`",
+        ),
+    ] {
+        let outcome = registry
+            .dispatch(
+                call("screenshot", json!({"encoding": encoding})),
+                Surface::Direct,
+            )
+            .await;
+        let error = outcome.error().unwrap();
+        assert_eq!(error.code(), Some(codes::INVALID_TOOL_OUTPUT));
+        assert!(error.message.contains(problem), "{}", error.message);
+    }
+    let outcome = registry
+        .dispatch(call("remote", json!({})), Surface::Direct)
+        .await;
+    let error = outcome.error().unwrap();
+    assert_eq!(error.code(), Some(codes::INVALID_TOOL_OUTPUT));
+    assert!(
+        error.message.contains("its content block 1 is an audio clip whose data is not standard base64 with padding (at byte 3 of 10)"),
+        "{}",
+        error.message
+    );
 }
 
 #[tokio::test]

@@ -244,6 +244,13 @@ fn normalize(
         (None, None) => default_render(&value),
         (None, Some(Err(problem))) => return Err(output_error(tool, &problem)),
     };
+    if let Some(problem) = content
+        .iter()
+        .enumerate()
+        .find_map(|(at, block)| Some(format!("its content block {at} {}", block.malformed()?)))
+    {
+        return Err(output_error(tool, &problem));
+    }
     let meta = match projected.meta {
         None | Some(Ok(None)) => None,
         Some(Ok(Some(meta))) if meta_fits(&meta, limits.max_meta_bytes) => Some(meta),

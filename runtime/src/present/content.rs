@@ -120,6 +120,78 @@ impl ContentBlock {
             _ => None,
         }
     }
+
+    /// Why this block is not one every bridge can carry: inline bytes that are not standard
+    /// base64 with padding, or a media type that is not `type/subtype`. A provider refuses a
+    /// whole request over one such block, so the pipeline refuses the output that holds it.
+    pub(crate) fn malformed(&self) -> Option<String> {
+        let (what, data, mime_type) = match self {
+            Self::Image { data, mime_type } => ("an image", data, Some(mime_type)),
+            Self::Audio { data, mime_type } => ("an audio clip", data, Some(mime_type)),
+            Self::EmbeddedResource {
+                contents: ResourceContents::Blob(data),
+                mime_type,
+                ..
+            } => ("an embedded resource", data, mime_type.as_ref()),
+            Self::Text { .. } | Self::Resource { .. } | Self::EmbeddedResource { .. } => {
+                return None;
+            }
+        };
+        if let Some(at) = base64_error(data) {
+            return Some(format!(
+                "is {what} whose data is not standard base64 with padding (at byte {at} of {})",
+                data.len()
+            ));
+        }
+        match mime_type {
+            Some(mime_type) if !is_media_type(mime_type) => Some(format!(
+                "is {what} whose media type `{}` is not `type/subtype`",
+                crate::text::printable(mime_type, 80)
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Where `data` stops being standard base64 with padding (`A–Z a–z 0–9 + /`, whole groups of
+/// four, at most two `=` at the very end); `None` when it is.
+fn base64_error(data: &str) -> Option<usize> {
+    let bytes = data.as_bytes();
+    let padding = bytes
+        .iter()
+        .rev()
+        .take(2)
+        .take_while(|&&byte| byte == b'=')
+        .count();
+    let body = &bytes[..bytes.len() - padding];
+    if let Some(at) = body
+        .iter()
+        .position(|&byte| !(byte.is_ascii_alphanumeric() || byte == b'+' || byte == b'/'))
+    {
+        return Some(at);
+    }
+    // Whole groups of four: padding, at the end only, completes the last one.
+    (!bytes.len().is_multiple_of(4)).then_some(bytes.len())
+}
+
+/// `type/subtype`, each a restricted name of RFC 6838 (a letter or digit, then up to 126 of
+/// letters, digits and `! # $ & - ^ _ . +`), then optional parameters after a `;` in printable
+/// ASCII.
+fn is_media_type(mime_type: &str) -> bool {
+    let (essence, parameters) = mime_type.split_once(';').unwrap_or((mime_type, ""));
+    let restricted_name = |name: &str| {
+        (1..=127).contains(&name.len())
+            && name.as_bytes()[0].is_ascii_alphanumeric()
+            && name
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&byte))
+    };
+    essence
+        .split_once('/')
+        .is_some_and(|(kind, subtype)| restricted_name(kind) && restricted_name(subtype.trim_end()))
+        && parameters
+            .bytes()
+            .all(|byte| byte == b' ' || byte.is_ascii_graphic())
 }
 
 /// What a `render` function may return: content blocks, one block, a string, or a
@@ -155,5 +227,83 @@ impl IntoContent for String {
 impl<C: IntoContent, E: std::fmt::Display> IntoContent for Result<C, E> {
     fn into_content(self) -> Result<Vec<ContentBlock>, String> {
         self.map_err(|error| error.to_string())?.into_content()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_bytes_are_standard_base64_with_padding() {
+        for good in ["", "QQ==", "QUI=", "QUJD", "iVBORw==", "+/+/"] {
+            assert_eq!(base64_error(good), None, "{good}");
+        }
+        for (bad, at) in [
+            ("QQ", 2),
+            ("QQ=", 3),
+            ("Q===", 1),
+            ("====", 0),
+            ("QUJD====", 4),
+            ("QU JD", 2),
+            ("-_-_", 0),
+            ("QUJD\n", 4),
+            ("QQ==QQ==", 2),
+        ] {
+            assert_eq!(base64_error(bad), Some(at), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn media_types_are_type_slash_subtype() {
+        for good in [
+            "image/png",
+            "audio/wav",
+            "image/svg+xml",
+            "text/plain; charset=utf-8",
+            "application/vnd.ms-excel",
+        ] {
+            assert!(is_media_type(good), "{good}");
+        }
+        for bad in [
+            "",
+            "png",
+            "image/",
+            "/png",
+            "image png",
+            "image/png\r\nX: y",
+            "image/p\u{1b}ng",
+            "a/b/c",
+        ] {
+            assert!(!is_media_type(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn only_inline_bytes_and_their_media_types_are_checked() {
+        assert_eq!(ContentBlock::text("not base64 at all").malformed(), None);
+        assert_eq!(
+            ContentBlock::image_from_bytes(b"\x89PNG", "image/png").malformed(),
+            None
+        );
+        let problem = ContentBlock::image("data:image/png;base64,QQ==", "image/png").malformed();
+        assert_eq!(
+            problem.as_deref(),
+            Some("is an image whose data is not standard base64 with padding (at byte 4 of 26)")
+        );
+        let audio = ContentBlock::Audio {
+            data: "QQ==".into(),
+            mime_type: "wav".into(),
+        };
+        assert_eq!(
+            audio.malformed().as_deref(),
+            Some("is an audio clip whose media type `wav` is not `type/subtype`")
+        );
+        let blob = ContentBlock::EmbeddedResource {
+            uri: "file:///a".into(),
+            mime_type: None,
+            contents: ResourceContents::Blob("not base64".into()),
+        };
+        assert!(blob.malformed().is_some());
     }
 }
