@@ -24,6 +24,7 @@ use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService, Servi
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _};
 use serde_json::Value;
 use tokio::sync::Notify;
+use toolprism::bound::json_len_within;
 use toolprism::error::{FailureKind, codes};
 use toolprism::schema::{check_input_schema, check_output_schema};
 use toolprism::tool::Presented;
@@ -47,6 +48,10 @@ pub const REMOTE_TOOL_ERROR: &str = "REMOTE_TOOL_ERROR";
 pub const MAX_IMPORTED_TOOLS: usize = 10_000;
 /// The most `tools/list` pages read from one server in one listing.
 const MAX_LIST_PAGES: usize = 1_000;
+/// The most bytes of tool definitions (names, descriptions, schemas, as JSON) imported from one
+/// server: every definition reaches the model on every turn, and each page of a listing may
+/// be as large as the transport lets one message be.
+pub const MAX_LISTING_BYTES: usize = 64 * 1024 * 1024;
 
 /// How tools are imported.
 #[derive(Clone, Debug)]
@@ -126,6 +131,11 @@ pub enum ClientError {
         "the MCP server lists more than {MAX_IMPORTED_TOOLS} tools (or more than {MAX_LIST_PAGES} pages of them); nothing was imported"
     )]
     TooManyTools,
+    /// The server's tool definitions take more than [`MAX_LISTING_BYTES`] bytes of JSON.
+    #[error(
+        "the MCP server's tool definitions take more than {MAX_LISTING_BYTES} bytes of JSON; nothing was imported"
+    )]
+    ListingTooLarge,
     /// The registry refused an imported tool.
     #[error("cannot register remote tool `{remote}`: {source}")]
     Register {
@@ -441,14 +451,20 @@ async fn sync_tools(
     Ok(imported)
 }
 
-/// Every page of the server's tools, refused past [`MAX_IMPORTED_TOOLS`] tools or
-/// [`MAX_LIST_PAGES`] pages: a server cannot make the client hold an unbounded list.
+/// Every page of the server's tools, refused past [`MAX_IMPORTED_TOOLS`] tools,
+/// [`MAX_LIST_PAGES`] pages or [`MAX_LISTING_BYTES`]: a server cannot make the client hold an
+/// unbounded list (at most the limit and one page, which the transport bounds).
 async fn list_bounded(peer: &Peer<RoleClient>) -> Result<Vec<Tool>, ClientError> {
     let mut tools = Vec::new();
+    let mut bytes = 0_usize;
     let mut cursor = None;
     for _ in 0..MAX_LIST_PAGES {
         let params = PaginatedRequestParams::default().with_cursor(cursor);
         let page = peer.list_tools(Some(params)).await?;
+        for tool in &page.tools {
+            bytes += json_len_within(tool, MAX_LISTING_BYTES - bytes)
+                .ok_or(ClientError::ListingTooLarge)?;
+        }
         tools.extend(page.tools);
         if tools.len() > MAX_IMPORTED_TOOLS {
             return Err(ClientError::TooManyTools);

@@ -43,8 +43,8 @@ pub mod schema;
 mod server;
 
 pub use client::{
-    ClientError, ImportOptions, MAX_IMPORTED_TOOLS, McpClient, REMOTE_TOOL_ERROR, RemoteTool,
-    SERVER_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,
+    ClientError, ImportOptions, MAX_IMPORTED_TOOLS, MAX_LISTING_BYTES, McpClient,
+    REMOTE_TOOL_ERROR, RemoteTool, SERVER_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,
 };
 #[cfg(feature = "http-server")]
 pub use http::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};

@@ -409,6 +409,44 @@ async fn a_server_listing_without_end_is_refused() {
     assert_eq!(registry.snapshot().definitions().len(), 0);
 }
 
+/// A server that lists one tool per page, each described at length, without end.
+#[derive(Clone)]
+struct Verbose;
+
+impl ServerHandler for Verbose {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let page: usize = request
+            .and_then(|request| request.cursor)
+            .map_or(0, |cursor| cursor.parse().unwrap());
+        let mut tool = tool(&format!("t{page}"), json!({"type": "object"}), None);
+        tool.description = Some("a".repeat(4 << 20).into());
+        let mut result = ListToolsResult::with_all_items(vec![tool]);
+        result.next_cursor = Some((page + 1).to_string());
+        Ok(result)
+    }
+}
+
+#[tokio::test]
+async fn a_listing_larger_than_the_limit_is_refused() {
+    let client = connect_remote(Verbose, ImportOptions::default()).await;
+    let registry = empty_registry();
+    let error = client.import_into(&registry).await.unwrap_err();
+    assert!(matches!(error, ClientError::ListingTooLarge), "{error}");
+    assert!(
+        error.to_string().contains(&toolprism_mcp::MAX_LISTING_BYTES.to_string()),
+        "{error}"
+    );
+    assert_eq!(registry.snapshot().definitions().len(), 0);
+}
+
 #[tokio::test]
 async fn a_toolprism_server_imported_over_http_round_trips_values_and_follows_list_changes() {
     let dir = temp_dir();

@@ -281,10 +281,28 @@ pub(crate) fn replace_text(content: Vec<ContentBlock>, text: String) -> Vec<Cont
 /// (every string counted at its worst-case escaped size); only metadata near the limit is
 /// measured exactly, by serializing it into a counter that stops at the limit.
 pub(crate) fn meta_fits(meta: &Value, max_bytes: usize) -> bool {
-    upper_bound(meta, max_bytes).is_some() || serde_json::to_writer(Budget(max_bytes), meta).is_ok()
+    upper_bound(meta, max_bytes).is_some() || json_len_within(meta, max_bytes).is_some()
 }
 
-/// A writer that only counts, and fails once past its budget.
+/// How many bytes `value` takes as JSON, if at most `max_bytes`: counted without writing them
+/// anywhere, and given up once past the limit, so a huge value costs no more than the limit.
+///
+/// ```
+/// use serde_json::json;
+/// use toolprism::bound::json_len_within;
+///
+/// assert_eq!(json_len_within(&json!({"a": [1, 2]}), 100), Some(11)); // {"a":[1,2]}
+/// assert_eq!(json_len_within(&json!({"a": [1, 2]}), 11), Some(11));
+/// assert_eq!(json_len_within(&json!({"a": [1, 2]}), 10), None);
+/// assert_eq!(json_len_within("x".repeat(1 << 20).as_str(), 1_000), None);
+/// ```
+pub fn json_len_within<T: serde::Serialize + ?Sized>(value: &T, max_bytes: usize) -> Option<usize> {
+    let mut budget = Budget(max_bytes);
+    serde_json::to_writer(&mut budget, value).ok()?;
+    Some(max_bytes - budget.0)
+}
+
+/// A writer that only counts down what is left of its budget, and fails once past it.
 struct Budget(usize);
 
 impl io::Write for Budget {
