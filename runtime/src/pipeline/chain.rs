@@ -244,10 +244,9 @@ fn normalize(
         (None, None) => default_render(&value),
         (None, Some(Err(problem))) => return Err(output_error(tool, &problem)),
     };
-    if let Some(problem) = content
-        .iter()
-        .enumerate()
-        .find_map(|(at, block)| Some(format!("its content block {at} {}", block.malformed()?)))
+    // Text needs no check, and most content is text: only other blocks leave this loop.
+    if content.iter().any(|block| block.as_text().is_none())
+        && let Some(problem) = malformed(&content)
     {
         return Err(output_error(tool, &problem));
     }
@@ -271,6 +270,14 @@ fn normalize(
     };
 
     Ok((content, meta, value))
+}
+
+/// Why a block of `content` cannot be carried, naming the first such block.
+fn malformed(content: &[ContentBlock]) -> Option<String> {
+    content
+        .iter()
+        .enumerate()
+        .find_map(|(at, block)| Some(format!("its content block {at} {}", block.malformed()?)))
 }
 
 /// Without a `render`, a string is one text block and anything else is serialized once.
