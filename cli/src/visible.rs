@@ -13,6 +13,13 @@ use std::fmt::Write as _;
 /// Whether `c` is shown as an escape rather than passed on: the control characters (C0, DEL
 /// and C1, which include ESC, carriage return and the one-character CSI) other than newline
 /// and tab, and the bidirectional controls.
+///
+/// ```
+/// use toolprism_cli::visible::is_hidden;
+///
+/// assert!(is_hidden('\x1b') && is_hidden('\r') && is_hidden('\u{9b}') && is_hidden('\u{202e}'));
+/// assert!(!is_hidden('\n') && !is_hidden('\t') && !is_hidden('é') && !is_hidden('א'));
+/// ```
 pub fn is_hidden(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t') || is_bidi_control(c)
 }

@@ -441,7 +441,9 @@ async fn a_listing_larger_than_the_limit_is_refused() {
     let error = client.import_into(&registry).await.unwrap_err();
     assert!(matches!(error, ClientError::ListingTooLarge), "{error}");
     assert!(
-        error.to_string().contains(&toolprism_mcp::MAX_LISTING_BYTES.to_string()),
+        error
+            .to_string()
+            .contains(&toolprism_mcp::MAX_LISTING_BYTES.to_string()),
         "{error}"
     );
     assert_eq!(registry.snapshot().definitions().len(), 0);

@@ -88,7 +88,9 @@ impl ContentBlock {
         Self::Text { text: text.into() }
     }
 
-    /// An image block from already base64-encoded data.
+    /// An image block from already base64-encoded data. A call whose content holds inline
+    /// bytes that are not standard base64 with padding, or a media type that is not
+    /// `type/subtype`, fails with `INVALID_TOOL_OUTPUT`: a provider would refuse the request.
     pub fn image(data_base64: impl Into<String>, mime_type: impl Into<String>) -> Self {
         Self::Image {
             data: data_base64.into(),
