@@ -408,6 +408,28 @@ async fn replacing_content_keeps_value_and_meta_and_hides_nothing_from_programs(
 }
 
 #[tokio::test]
+async fn replacing_content_with_bytes_a_provider_would_refuse_withholds_the_result() {
+    let counts = Counts::default();
+    let registry = registry_with_post(&counts, |_, _| {
+        PostDecision::replace_content(vec![
+            ContentBlock::text("a badge:"),
+            ContentBlock::image("data:image/png;base64,iVBORw==", "image/png"),
+        ])
+    });
+    let outcome = registry
+        .dispatch(call("profile", json!({"who": "ada"})), Surface::Direct)
+        .await;
+    let error = outcome.error().unwrap();
+    assert_eq!(error.code(), Some(codes::POLICY_FAILED));
+    assert!(
+        error.message.contains("a policy replaced its content, and its content block 1 is an image whose data is not standard base64 with padding (at byte 4 of 30)"),
+        "{}",
+        error.message
+    );
+    assert!(outcome.value().is_none());
+}
+
+#[tokio::test]
 async fn replacing_the_value_revalidates_and_reprojects() {
     let counts = Counts::default();
     let registry = registry_with_post(&counts, |_, outcome| match outcome.value() {

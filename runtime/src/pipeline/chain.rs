@@ -244,10 +244,7 @@ fn normalize(
         (None, None) => default_render(&value),
         (None, Some(Err(problem))) => return Err(output_error(tool, &problem)),
     };
-    // Text needs no check, and most content is text: only other blocks leave this loop.
-    if content.iter().any(|block| block.as_text().is_none())
-        && let Some(problem) = malformed(&content)
-    {
+    if let Some(problem) = malformed(&content) {
         return Err(output_error(tool, &problem));
     }
     let meta = match projected.meta {
@@ -273,7 +270,12 @@ fn normalize(
 }
 
 /// Why a block of `content` cannot be carried, naming the first such block.
-fn malformed(content: &[ContentBlock]) -> Option<String> {
+#[inline]
+pub(super) fn malformed(content: &[ContentBlock]) -> Option<String> {
+    // Text needs no check, and most content is text: only other blocks leave this loop.
+    if content.iter().all(|block| block.as_text().is_some()) {
+        return None;
+    }
     content
         .iter()
         .enumerate()

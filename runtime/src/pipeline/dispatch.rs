@@ -18,7 +18,7 @@ use crate::schema::{Plan, coerce_integral_floats, describe_violations, strip_ref
 use crate::text::printable;
 use crate::tool::ToolTable;
 
-use super::chain::{Chain, failure, input_error, run_body, run_chain};
+use super::chain::{Chain, failure, input_error, malformed, run_body, run_chain};
 use super::policy::{Approval, ApprovalRequest, PostAction, PreDecision};
 use super::stages::Stages;
 use super::wrap::ExecuteCall;
@@ -554,10 +554,20 @@ fn post_execute(chain: &Arc<Chain>, mut outcome: ToolOutcome) -> ToolOutcome {
         contexts.extend(decision.additional_contexts);
         outcome = match decision.action {
             PostAction::Keep => outcome,
-            PostAction::ReplaceContent(content) => {
-                *outcome.content_mut() = content;
-                outcome
-            }
+            // Replaced content is held to what a tool's is: a provider would refuse it whole.
+            PostAction::ReplaceContent(content) => match malformed(&content) {
+                None => {
+                    *outcome.content_mut() = content;
+                    outcome
+                }
+                Some(problem) => failure(FailureError::new(
+                    FailureKind::PolicyFailed,
+                    format!(
+                        "The result of `{}` was withheld: a policy replaced its content, and {problem}.",
+                        chain.tool.name()
+                    ),
+                )),
+            },
             PostAction::ReplaceValue(value) => match chain.freeze(value) {
                 Ok(value) => chain.normalize(value, None, None, None),
                 Err(error) => failure(error),

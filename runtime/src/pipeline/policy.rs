@@ -137,7 +137,9 @@ pub enum PostAction {
     /// Replace what the model sees. The value and the metadata stay. This is not a
     /// confidentiality mechanism: a program dispatching the tool still reads the whole value.
     /// To keep data from programs, use [`ReplaceValue`](Self::ReplaceValue) or
-    /// [`Block`](Self::Block).
+    /// [`Block`](Self::Block). Content a provider would refuse (inline bytes that are not
+    /// standard base64, a media type that is not `type/subtype`) withholds the result instead:
+    /// a `POLICY_FAILED` failure.
     ReplaceContent(Vec<ContentBlock>),
     /// Replace the value. It is validated against the tool's output schema, then the content
     /// and the metadata are projected from it again; an invalid replacement makes the call an
