@@ -44,7 +44,7 @@ fn is_bidi_control(c: char) -> bool {
 /// assert_eq!(visible("two\nlines\tand é ✓"), "two\nlines\tand é ✓");
 /// ```
 pub fn visible(text: &str) -> Cow<'_, str> {
-    escaped(text, push_visible)
+    escaped(text, write_rust_escape)
 }
 
 /// JSON text as `serde_json` writes it (which escapes C0 controls) with the other
@@ -61,33 +61,39 @@ pub fn visible(text: &str) -> Cow<'_, str> {
 /// assert_eq!(serde_json::from_str::<Value>(&shown).unwrap(), value);
 /// ```
 pub fn visible_json(json: &str) -> Cow<'_, str> {
+    // Every hidden character is in the basic plane: one `\uXXXX` each.
     escaped(json, |out, c| {
-        if is_hidden(c) {
-            // Every hidden character is in the basic plane: one escape each.
-            let _ = write!(out, "\\u{:04x}", u32::from(c));
-        } else {
-            out.push(c);
-        }
+        let _ = write!(out, "\\u{:04x}", u32::from(c));
     })
 }
 
 /// Pushes `c`, as an escape when it is [hidden](is_hidden).
 pub(crate) fn push_visible(out: &mut String, c: char) {
     if is_hidden(c) {
-        let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+        write_rust_escape(out, c);
     } else {
         out.push(c);
     }
 }
 
-/// `text` with each character pushed by `push`, or borrowed when none is hidden.
-fn escaped(text: &str, push: impl Fn(&mut String, char)) -> Cow<'_, str> {
+/// `c` as `\u{…}`.
+fn write_rust_escape(out: &mut String, c: char) {
+    let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+}
+
+/// `text` with each [hidden](is_hidden) character written by `escape`, or borrowed when there
+/// is none.
+fn escaped(text: &str, escape: fn(&mut String, char)) -> Cow<'_, str> {
     if !text.chars().any(is_hidden) {
         return Cow::Borrowed(text);
     }
     let mut shown = String::with_capacity(text.len() + 8);
     for c in text.chars() {
-        push(&mut shown, c);
+        if is_hidden(c) {
+            escape(&mut shown, c);
+        } else {
+            shown.push(c);
+        }
     }
     Cow::Owned(shown)
 }
