@@ -14,14 +14,15 @@
 
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::Poll;
 use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResourceContents, ResourceTemplate,
-    ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    ReadResourceResponse, ReadResourceResult, RequestMetaObject, ResourceContents,
+    ResourceTemplate, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{
     MaybeSendFuture, NotificationContext, RequestContext, RoleServer, SubscriptionContext,
@@ -31,7 +32,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 use toolprism::context::{Progress, ProgressSink};
 use toolprism::pipeline::DispatchOptions;
-use toolprism::{ChangeListener, OutcomeParts, Registry, SmolStr, Surface, ToolCall, ToolOutcome};
+use toolprism::{ChangeListener, OutcomeParts, Registry, SmolStr, Surface, ToolOutcome};
 
 use crate::content::into_mcp;
 use crate::progress::ProgressQueue;
@@ -306,7 +307,7 @@ impl McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let snapshot = self.shared.registry.snapshot();
-        let Some(definition) = snapshot.definition(&request.name) else {
+        let Some(tool) = snapshot.resolve(&request.name) else {
             return Err(ErrorData::invalid_params(
                 format!("Unknown tool: {}", quoted_for_error(&request.name)),
                 None,
@@ -314,12 +315,16 @@ impl McpServer {
         };
         // Most tools return objects: the schema is read first, the protocol version only when
         // the value would need wrapping.
-        let wrapped = !definition.output_is_object() && !is_current(&context);
+        let wrapped =
+            !tool.definition().output_is_object() && !is_current(&context.meta, &context.peer);
         let args = Value::Object(request.arguments.unwrap_or_default());
-        let call = ToolCall::new(call_id(&context.id), request.name.into_owned(), args);
+        let id = call_id(&context.id);
 
+        // The request's peer is moved, not cloned: a clone is some ten reference counts to
+        // raise and lower again on every call.
+        let RequestContext { ct, meta, peer, .. } = context;
         let client = Arc::new(McpPeer {
-            peer: context.peer.clone(),
+            peer,
             session: self.session.clone(),
             progress: ProgressQueue::default(),
         });
@@ -327,26 +332,30 @@ impl McpServer {
         // Progress is forwarded by this task, between polls of the dispatch: no task is spawned
         // per call (rmcp's own client sends a token with every request).
         let mut progress = None;
-        if let Some(token) = context.meta.get_progress_token() {
+        if let Some(token) = meta.get_progress_token() {
             options = options.shared_progress(client.clone());
             progress = Some((token, &client.progress));
         }
 
-        let mut dispatch = std::pin::pin!(snapshot.dispatch_with(call, Surface::Direct, options));
-        let outcome = loop {
-            tokio::select! {
-                // The dispatch first: a call that ends on its first poll (most do) never
-                // registers a wake-up for cancellation or progress.
-                biased;
-                outcome = &mut dispatch => break outcome,
-                () = context.ct.cancelled() => {
-                    // Dropping the dispatch drops the body where it stands.
-                    return Err(ErrorData::internal_error("the call was cancelled by the client", None));
+        let mut dispatch = std::pin::pin!(tool.dispatch(id, args, Surface::Direct, options));
+        // A call that ends on its first poll (most do) never makes the futures that wait for
+        // cancellation or progress.
+        let first = std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await;
+        let outcome = match first {
+            Poll::Ready(outcome) => outcome,
+            Poll::Pending => loop {
+                tokio::select! {
+                    biased;
+                    outcome = &mut dispatch => break outcome,
+                    () = ct.cancelled() => {
+                        // Dropping the dispatch drops the body where it stands.
+                        return Err(ErrorData::internal_error("the call was cancelled by the client", None));
+                    }
+                    () = reports_ready(progress.as_ref()) => {
+                        Box::pin(send_progress(&client.peer, progress.as_ref())).await;
+                    }
                 }
-                () = reports_ready(progress.as_ref()) => {
-                    Box::pin(send_progress(&context.peer, progress.as_ref())).await;
-                }
-            }
+            },
         };
         // Every report reaches the client before the result does. (Sending is boxed, here and
         // above: most calls send none, and the future of one carried inline would make every
@@ -355,7 +364,7 @@ impl McpServer {
             .as_ref()
             .is_some_and(|(_, queue)| queue.has_reports())
         {
-            Box::pin(send_progress(&context.peer, progress.as_ref())).await;
+            Box::pin(send_progress(&client.peer, progress.as_ref())).await;
         }
         Ok(CallToolResponse::Complete(to_result(outcome, wrapped)))
     }
@@ -454,12 +463,11 @@ pub(crate) fn quoted_for_error(name: &str) -> String {
 
 /// Whether the request is of 2026-07-28 or later: its own `_meta` says, or else the session's
 /// handshake (read in place: `RequestContext::protocol_version` clones it).
-fn is_current(context: &RequestContext<RoleServer>) -> bool {
+fn is_current(meta: &RequestMetaObject, peer: &rmcp::service::Peer<RoleServer>) -> bool {
     let current = |version: &str| version >= ProtocolVersion::V_2026_07_28.as_str();
-    match context.meta.protocol_version() {
+    match meta.protocol_version() {
         Some(version) => current(version.as_str()),
-        None => context
-            .peer
+        None => peer
             .peer_info()
             .is_some_and(|info| current(info.protocol_version.as_str())),
     }
@@ -555,7 +563,7 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let lists = self.lists();
-        let tools = if is_current(&context) {
+        let tools = if is_current(&context.meta, &context.peer) {
             lists.current.clone()
         } else {
             lists.legacy.clone()

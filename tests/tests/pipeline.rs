@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{Value, json};
 use toolprism::error::codes;
+use toolprism::pipeline::DispatchOptions;
 use toolprism::prelude::*;
 use toolprism::present::{Card, ReadCard};
 use toolprism::{RegistrationError, ToolOutcome, schema::SchemaError};
@@ -175,6 +176,58 @@ async fn invalid_input_never_runs_the_body() {
         "{}",
         text(&not_json)
     );
+}
+
+/// A tool looked up once (`Snapshot::resolve`) is dispatched through the whole pipeline, as a
+/// call by name is: validation, the refusal of a final step, normalization.
+#[tokio::test]
+async fn a_resolved_tool_runs_the_same_pipeline_as_a_call_by_name() {
+    let registry = Registry::builder().tool(Read).build().unwrap();
+    let snapshot = registry.snapshot();
+    assert!(snapshot.resolve("write").is_none());
+    let read = snapshot.resolve("read").expect("`read` is registered");
+    assert_eq!(read.definition().name(), "read");
+
+    let before = READ_CALLS.load(Ordering::SeqCst);
+    let invalid = read
+        .dispatch(
+            "c1",
+            json!({"path": 7}),
+            Surface::Direct,
+            DispatchOptions::default(),
+        )
+        .await;
+    assert_eq!(
+        code(&invalid),
+        Some(codes::INVALID_TOOL_INPUT),
+        "{invalid:?}"
+    );
+    assert_eq!(READ_CALLS.load(Ordering::SeqCst), before, "the body ran");
+
+    let args = json!({"path": "a.txt"});
+    let resolved = read
+        .dispatch(
+            "call_1",
+            args.clone(),
+            Surface::Direct,
+            DispatchOptions::default(),
+        )
+        .await;
+    let by_name = snapshot
+        .dispatch(call("read", args.clone()), Surface::Direct)
+        .await;
+    assert!(resolved.value().is_some(), "{resolved:?}");
+    assert_eq!(resolved.value(), by_name.value());
+    assert_eq!(resolved.content(), by_name.content());
+    assert_eq!(resolved.meta(), by_name.meta());
+
+    let refusing = snapshot.refusing_calls("the last step");
+    let refused = refusing
+        .resolve("read")
+        .unwrap()
+        .dispatch("c3", args, Surface::Direct, DispatchOptions::default())
+        .await;
+    assert_eq!(code(&refused), Some(codes::TOOLS_DISABLED), "{refused:?}");
 }
 
 #[tokio::test]

@@ -16,7 +16,7 @@ use crate::outcome::{DispatchToken, ToolOutcome};
 use crate::panic::{catch, contain};
 use crate::schema::{Plan, coerce_integral_floats, describe_violations, strip_refused_nulls};
 use crate::text::printable;
-use crate::tool::ToolTable;
+use crate::tool::{CompiledTool, ToolTable};
 
 use super::chain::{Chain, failure, input_error, malformed, run_body, run_chain};
 use super::policy::{Approval, ApprovalRequest, PostAction, PreDecision};
@@ -34,6 +34,8 @@ pub(crate) struct Target<'a> {
     pub(crate) table: &'a Arc<ToolTable>,
     pub(crate) stages: &'a Arc<Stages>,
     pub(crate) refusal: Option<&'a str>,
+    /// The tool, when the host already looked the call's name up in `table`.
+    pub(crate) resolved: Option<&'a Arc<CompiledTool>>,
 }
 
 /// How a host wants one dispatch run, beyond the call itself.
@@ -261,8 +263,8 @@ fn start(
         )));
     }
 
-    // 1. Resolve the name in this snapshot.
-    let Some(tool) = target.table.get(&name) else {
+    // 1. Resolve the name in this snapshot (unless the host did).
+    let Some(tool) = target.resolved.or_else(|| target.table.get(&name)) else {
         return Started::Ended(failure(unknown_tool(target.table, &name)));
     };
 
@@ -409,6 +411,7 @@ impl CallScope for Chain {
                 table: &self.table,
                 stages: &self.stages,
                 refusal: None,
+                resolved: None,
             };
             let options = DispatchOptions {
                 progress: self.progress.clone(),

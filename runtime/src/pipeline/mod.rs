@@ -22,6 +22,6 @@ pub use policy::{
     Approval, ApprovalRequest, Approver, PostAction, PostDecision, PostExecutePolicy, PreDecision,
     PreExecutePolicy,
 };
-pub use snapshot::Snapshot;
+pub use snapshot::{ResolvedTool, Snapshot};
 pub(crate) use stages::Stages;
 pub use wrap::{ExecuteCall, Executed, Next, Wrapper};

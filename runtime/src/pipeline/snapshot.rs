@@ -4,9 +4,11 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::call::{Surface, ToolCall};
+use serde_json::Value;
+
+use crate::call::{SmolStr, Surface, ToolCall};
 use crate::outcome::ToolOutcome;
-use crate::tool::{AdvertisedTool, ToolTable};
+use crate::tool::{AdvertisedTool, CompiledTool, ToolTable};
 
 use super::dispatch::{DispatchOptions, Target, dispatch};
 use super::stages::Stages;
@@ -30,6 +32,36 @@ impl Snapshot {
     /// The definition of one tool.
     pub fn definition(&self, name: &str) -> Option<&AdvertisedTool> {
         self.table.get(name).map(|tool| &tool.definition)
+    }
+
+    /// One tool, looked up once: for a host that reads a tool's definition before it
+    /// dispatches a call to it (to answer an unknown name its own way, or to shape the result
+    /// by the tool's schema). The dispatch does not look the name up again.
+    ///
+    /// ```
+    /// use toolprism::pipeline::DispatchOptions;
+    /// use toolprism::prelude::*;
+    ///
+    /// /// Adds two numbers.
+    /// #[tool]
+    /// fn add(a: i64, b: i64) -> i64 { a + b }
+    ///
+    /// let snapshot = Registry::builder().tool(Add).build().unwrap().snapshot();
+    /// assert!(snapshot.resolve("sub").is_none());
+    /// let add = snapshot.resolve("add").unwrap();
+    /// assert!(!add.definition().output_is_object());
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let args = serde_json::json!({"a": 2, "b": 3});
+    /// let outcome = add.dispatch("c1", args, Surface::Direct, DispatchOptions::default()).await;
+    /// assert_eq!(outcome.value().map(|value| value.as_value().clone()), Some(5.into()));
+    /// # });
+    /// ```
+    pub fn resolve(&self, name: &str) -> Option<ResolvedTool<'_>> {
+        let tool = self.table.get(name)?;
+        Some(ResolvedTool {
+            snapshot: self,
+            tool,
+        })
     }
 
     /// How many times the registry's tools had changed when this snapshot was taken: two
@@ -110,12 +142,56 @@ impl Snapshot {
         surface: Surface,
         options: DispatchOptions,
     ) -> impl Future<Output = ToolOutcome> + Send + '_ {
-        let target = Target {
+        dispatch(self.target(None), call, surface, options)
+    }
+
+    fn target<'a>(&'a self, resolved: Option<&'a Arc<CompiledTool>>) -> Target<'a> {
+        Target {
             table: &self.table,
             stages: &self.stages,
             refusal: self.refusal.as_deref(),
-        };
-        dispatch(target, call, surface, options)
+            resolved,
+        }
+    }
+}
+
+/// A tool of a [`Snapshot`], found by [`Snapshot::resolve`] (whose example dispatches one).
+#[derive(Clone, Copy)]
+pub struct ResolvedTool<'a> {
+    snapshot: &'a Snapshot,
+    tool: &'a Arc<CompiledTool>,
+}
+
+impl<'a> ResolvedTool<'a> {
+    /// The tool's definition, as the snapshot advertises it.
+    pub fn definition(&self) -> &'a AdvertisedTool {
+        &self.tool.definition
+    }
+
+    /// [`Snapshot::dispatch_with`] for a call to this tool, with its id and arguments: the
+    /// same pipeline, without looking the name up again.
+    pub fn dispatch(
+        self,
+        id: impl Into<SmolStr>,
+        args: Value,
+        surface: Surface,
+        options: DispatchOptions,
+    ) -> impl Future<Output = ToolOutcome> + Send + 'a {
+        let call = ToolCall::new(id, self.tool.definition.shared_name(), args);
+        dispatch(
+            self.snapshot.target(Some(self.tool)),
+            call,
+            surface,
+            options,
+        )
+    }
+}
+
+impl fmt::Debug for ResolvedTool<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResolvedTool")
+            .field("name", &self.tool.name())
+            .finish_non_exhaustive()
     }
 }
 
