@@ -6,6 +6,17 @@ pub use smol_str::SmolStr;
 
 use crate::depth::{TooDeep, check_depth, dispose_checked};
 
+/// The most JSON text a call's raw arguments may hold: 16 MiB, what one MCP message may carry
+/// over stdio. Longer text is refused with `INVALID_TOOL_INPUT` before it is parsed (parsed,
+/// JSON text takes many times its size in memory), and the session log keeps it as the text
+/// it is.
+///
+/// ```
+/// # use toolprism::MAX_RAW_ARGS_BYTES;
+/// assert_eq!(MAX_RAW_ARGS_BYTES, 16 * 1024 * 1024);
+/// ```
+pub const MAX_RAW_ARGS_BYTES: usize = 16 * 1024 * 1024;
+
 /// Where a call comes from, which decides which projections it gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -22,7 +33,8 @@ pub enum Surface {
 /// One call of a tool, as a model or a program makes it.
 ///
 /// Arguments are either parsed JSON or the raw text a provider sent; raw text that is not
-/// valid JSON becomes an `INVALID_TOOL_INPUT` failure when dispatched, never a panic.
+/// valid JSON, or is longer than [`MAX_RAW_ARGS_BYTES`], becomes an `INVALID_TOOL_INPUT`
+/// failure when dispatched, never a panic.
 ///
 /// ```
 /// use toolprism::ToolCall;
@@ -93,12 +105,16 @@ impl ToolCall {
     }
 
     /// The arguments for the session log: the JSON, or the raw text when it does not parse
-    /// into JSON within the depth limit. `Err` for JSON arguments nested too deep to log.
+    /// into JSON within the depth limit or is too long to parse. `Err` for JSON arguments
+    /// nested too deep to log.
     pub(crate) fn logged_args(&self) -> Result<(Option<Value>, Option<String>), TooDeep> {
         match &self.args {
             CallArgs::Json(value) => {
                 check_depth(value)?;
                 Ok((Some(value.clone()), None))
+            }
+            CallArgs::Raw(text) if text.len() > MAX_RAW_ARGS_BYTES => {
+                Ok((None, Some(text.clone())))
             }
             CallArgs::Raw(text) => match serde_json::from_str::<Value>(text) {
                 Ok(value) if check_depth(&value).is_ok() => Ok((Some(value), None)),

@@ -45,7 +45,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 #[doc(inline)]
-pub use call::{SmolStr, Surface, ToolCall};
+pub use call::{MAX_RAW_ARGS_BYTES, SmolStr, Surface, ToolCall};
 #[doc(inline)]
 pub use context::ToolContext;
 #[doc(inline)]

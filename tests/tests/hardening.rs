@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::task::{Context, Waker};
 
 use serde_json::{Map, Value, json};
-use toolprism::RegistrationError;
 use toolprism::bound::{BoundLimits, RetainError, RetainedOutput, ToolOutputStore};
 use toolprism::depth::{MAX_DEPTH, check_depth, dispose};
 use toolprism::error::codes;
@@ -23,6 +22,7 @@ use toolprism::prelude::*;
 use toolprism::schema::SchemaError;
 use toolprism::session::{CallEvent, LogOptions, LogProblem, SessionEvent, SessionLog};
 use toolprism::tool::Presented;
+use toolprism::{MAX_RAW_ARGS_BYTES, RegistrationError};
 use toolprism_tests::{TempDir, code, text};
 
 fn call(name: &str, args: Value) -> ToolCall {
@@ -457,6 +457,68 @@ async fn raw_arguments_nested_past_the_parser_say_so() {
         .await;
     assert_eq!(code(&outcome), Some(codes::INVALID_TOOL_INPUT));
     assert!(text(&outcome).contains(&format!("deeper than {MAX_DEPTH} levels")));
+}
+
+/// Raw arguments are bounded in bytes before they are parsed: text at the limit is parsed and
+/// runs, one byte more is refused, says the limit, and is logged as the text it is.
+#[tokio::test]
+async fn raw_arguments_longer_than_the_limit_are_refused_before_they_are_parsed() {
+    let dir = TempDir::new("log-raw-args");
+    let path = dir.path().join("session.jsonl");
+    let (log, _) = SessionLog::open(&path, LogOptions::default()).unwrap();
+    let registry = Registry::builder()
+        .tool(echo("echo", anything_in(), json!({"type": "object"})))
+        .build()
+        .unwrap();
+    let snapshot = registry.snapshot();
+    // `{"a":"xx…x"}`, exactly `length` bytes.
+    let args_of = |length: usize| format!("{{\"a\":\"{}\"}}", "x".repeat(length - 8));
+
+    let at_limit = args_of(MAX_RAW_ARGS_BYTES);
+    assert_eq!(at_limit.len(), MAX_RAW_ARGS_BYTES);
+    let outcome = snapshot
+        .dispatch(
+            ToolCall::from_raw_args("c1", "echo", at_limit),
+            Surface::Nested,
+        )
+        .await;
+    assert_eq!(
+        outcome
+            .value()
+            .and_then(|value| value["a"].as_str())
+            .map(str::len),
+        Some(MAX_RAW_ARGS_BYTES - 8),
+        "{}",
+        text(&outcome)
+    );
+
+    let over = args_of(MAX_RAW_ARGS_BYTES + 1);
+    let outcome = log
+        .dispatch(
+            &snapshot,
+            ToolCall::from_raw_args("c2", "echo", over.clone()),
+            Surface::Direct,
+        )
+        .await
+        .unwrap();
+    assert_eq!(code(&outcome), Some(codes::INVALID_TOOL_INPUT));
+    let message = text(&outcome);
+    assert!(
+        message.contains(&format!(
+            "{} bytes of JSON text, more than the {MAX_RAW_ARGS_BYTES}",
+            MAX_RAW_ARGS_BYTES + 1
+        )),
+        "{message}"
+    );
+    let contents = SessionLog::read(&path).unwrap();
+    let SessionEvent::ToolCall(logged) = &contents.events[0] else {
+        panic!("{:?}", contents.events)
+    };
+    assert!(logged.args.is_none());
+    assert!(
+        logged.raw_args.as_deref() == Some(over.as_str()),
+        "logged as sent"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

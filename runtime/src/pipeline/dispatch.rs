@@ -8,7 +8,7 @@ use tracing::Instrument as _;
 
 use crate::BoxFuture;
 use crate::bound::{RetainError, is_oversized, preview_of, replace_text, text_blocks};
-use crate::call::{CallArgs, Surface, ToolCall};
+use crate::call::{CallArgs, MAX_RAW_ARGS_BYTES, Surface, ToolCall};
 use crate::context::{CallScope, MAX_NESTING, Progress, ProgressSink, StateMap};
 use crate::depth::{self, Shape};
 use crate::error::{FailureError, FailureKind};
@@ -349,6 +349,12 @@ fn run(chain: Arc<Chain>) -> impl Future<Output = ToolOutcome> + Send {
 fn measured_args(args: CallArgs) -> Result<(Value, Shape), String> {
     let value = match args {
         CallArgs::Json(value) => value,
+        CallArgs::Raw(text) if text.len() > MAX_RAW_ARGS_BYTES => {
+            return Err(format!(
+                "the arguments are {} bytes of JSON text, more than the {MAX_RAW_ARGS_BYTES} a call may send",
+                text.len()
+            ));
+        }
         CallArgs::Raw(text) => match serde_json::from_str(&text) {
             Ok(value) => value,
             // serde_json stops at 128 levels; say it in this crate's terms.
