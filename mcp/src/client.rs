@@ -52,6 +52,9 @@ const MAX_LIST_PAGES: usize = 1_000;
 /// server: every definition reaches the model on every turn, and each page of a listing may
 /// be as large as the transport lets one message be.
 pub const MAX_LISTING_BYTES: usize = 64 * 1024 * 1024;
+/// The least time between two re-imports: a server announcing changes without pause makes
+/// the client re-list once a second at most (announcements meanwhile become one re-list).
+const MIN_RELIST_INTERVAL: Duration = Duration::from_secs(1);
 
 /// How tools are imported.
 #[derive(Clone, Debug)]
@@ -292,7 +295,9 @@ impl McpClient {
     /// Lists the server's tools and registers each in `registry`; then keeps them current:
     /// when the server says its list changed, the tools are listed and registered again.
     /// Fails, registering nothing, if a name collides with another remote tool or with a
-    /// tool the registry has.
+    /// tool the registry has, or the registry refuses a tool. Each re-import is one change of
+    /// the registry ([`Registry::replace`]): a snapshot sees the whole old list or the whole new
+    /// one, and a re-import that fails keeps the old.
     pub async fn import_into(&self, registry: &Registry) -> Result<Vec<RemoteTool>, ClientError> {
         let imported = sync_tools(&self.shared, registry).await?;
         // A 2025-11-25 server has no stream: it announces changes with a plain notification.
@@ -379,6 +384,10 @@ async fn keep_current(
         if shared.peer.is_transport_closed() {
             return;
         }
+        drop(shared);
+        if keep_going {
+            tokio::time::sleep(MIN_RELIST_INTERVAL).await;
+        }
     }
 }
 
@@ -429,20 +438,18 @@ async fn sync_tools(
         ));
     }
 
-    for name in &previous {
-        registry.remove(name);
-    }
-    let mut imported = Vec::with_capacity(defs.len());
-    for (remote, def) in defs {
-        let remote_name = remote.remote_name.clone();
-        registry
-            .register(def)
-            .map_err(|source| ClientError::Register {
-                remote: remote_name,
-                source,
-            })?;
-        imported.push(remote);
-    }
+    // One change of the registry, all or nothing: a snapshot taken meanwhile sees every
+    // tool of the old list or every tool of the new one, and a refused tool leaves the old.
+    let (imported, defs): (Vec<RemoteTool>, Vec<ToolDef>) = defs.into_iter().unzip();
+    registry
+        .replace(previous.iter().map(String::as_str), defs)
+        .map_err(|source| ClientError::Register {
+            remote: taken
+                .get(source.tool_name())
+                .cloned()
+                .unwrap_or_else(|| source.tool_name().to_owned()),
+            source,
+        })?;
     shared
         .imported
         .lock()

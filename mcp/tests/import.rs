@@ -449,6 +449,49 @@ async fn a_listing_larger_than_the_limit_is_refused() {
     assert_eq!(registry.snapshot().definitions().len(), 0);
 }
 
+/// A re-import after a list change is one change of the local registry: no snapshot sees the
+/// server's tools half removed, and a server listening to this registry hears of it once.
+#[tokio::test]
+async fn a_list_change_is_imported_as_one_change() {
+    let dir = temp_dir();
+    let served = registry(dir.path());
+    let running = McpServer::new(served.clone())
+        .serve_http("127.0.0.1:0".parse().unwrap(), HttpMode::Sessions)
+        .await
+        .unwrap();
+    let client = McpClient::connect_http(&running.url(), ImportOptions::default().prefix("up_"))
+        .await
+        .unwrap();
+    let local = empty_registry();
+    let imported = client.import_into(&local).await.unwrap().len();
+    let changes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = changes.clone();
+    let _listener = local.on_change(move |generation| {
+        seen.lock().unwrap().push(generation);
+    });
+    let before = local.snapshot().generation();
+
+    served
+        .register(
+            ToolDef::builder("late")
+                .handler(|_: Value, _cx: ToolContext| async { Ok::<_, ToolError>(json!(1)) })
+                .build(),
+        )
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while local.snapshot().definition("up_late").is_none() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the new tool is imported within 10 s");
+
+    assert_eq!(*changes.lock().unwrap(), [before + 1], "one change");
+    assert_eq!(local.snapshot().definitions().len(), imported + 1);
+    client.close().await;
+    running.shutdown().await.unwrap();
+}
+
 #[tokio::test]
 async fn a_toolprism_server_imported_over_http_round_trips_values_and_follows_list_changes() {
     let dir = temp_dir();

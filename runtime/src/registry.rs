@@ -1,6 +1,7 @@
 //! The registry: the tools, checked and compiled once, and the stages around them; it hands
 //! out the immutable [`Snapshot`]s that calls are dispatched through.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 
@@ -120,6 +121,68 @@ impl Registry {
             let mut table = ToolTable::clone(&current);
             table.push(tool)?;
             table.generation += 1;
+            let generation = table.generation;
+            *current = Arc::new(table);
+            generation
+        };
+        self.changed(generation);
+        Ok(())
+    }
+
+    /// Removes the tools named in `remove` and registers `add`, as one change: a snapshot sees
+    /// all of the old tools or all of the new ones, never some of each, and listeners hear of
+    /// it once. When any tool of `add` is refused (its schemas, its state, a name taken by a
+    /// tool that stays), nothing changes. For a host that keeps a set of tools in step with
+    /// something else — an MCP client re-importing a server's list.
+    ///
+    /// ```
+    /// use serde_json::Value;
+    /// use toolprism::prelude::*;
+    ///
+    /// let echo = |name: &str| {
+    ///     ToolDef::builder(name)
+    ///         .handler(|args: Value, _cx: ToolContext| async move { Ok::<_, ToolError>(args) })
+    ///         .build()
+    /// };
+    /// let registry = Registry::builder().tools([echo("a"), echo("b")]).build().unwrap();
+    /// registry.replace(["a", "b"], [echo("c"), echo("d")]).unwrap();
+    /// let names = |registry: &Registry| {
+    ///     registry.snapshot().definitions().map(|tool| tool.name().to_owned()).collect::<Vec<_>>()
+    /// };
+    /// assert_eq!(names(&registry), ["c", "d"]);
+    /// assert_eq!(registry.snapshot().generation(), 1, "one change");
+    /// // Two new tools of one name: refused, and the registry is as it was.
+    /// assert!(registry.replace(["c"], [echo("e"), echo("e")]).is_err());
+    /// assert_eq!(names(&registry), ["c", "d"]);
+    /// assert_eq!(registry.snapshot().generation(), 1);
+    /// ```
+    pub fn replace<'a>(
+        &self,
+        remove: impl IntoIterator<Item = &'a str>,
+        add: impl IntoIterator<Item = ToolDef>,
+    ) -> Result<(), RegistrationError> {
+        // Schemas are compiled before the registry is touched, as `register` does.
+        let added = add
+            .into_iter()
+            .map(|def| {
+                let tool = CompiledTool::new(def)?;
+                tool.check_state(|id| self.stages.state.contains(id))?;
+                Ok(tool)
+            })
+            .collect::<Result<Vec<_>, RegistrationError>>()?;
+        let removed: HashSet<&str> = remove.into_iter().collect();
+        let generation = {
+            let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
+            let kept = current
+                .tools()
+                .iter()
+                .filter(|tool| !removed.contains(tool.name()))
+                .cloned()
+                .collect();
+            let mut table = ToolTable::indexed(kept, current.generation + 1);
+            for tool in added {
+                table.push(tool)?;
+            }
             let generation = table.generation;
             *current = Arc::new(table);
             generation

@@ -69,6 +69,32 @@ pub enum RegistrationError {
     },
 }
 
+impl RegistrationError {
+    /// The name of the tool refused (cut to a readable length when the name itself is what
+    /// was wrong).
+    ///
+    /// ```
+    /// use serde_json::{Value, json};
+    /// use toolprism::prelude::*;
+    ///
+    /// let tool = ToolDef::builder("lookup")
+    ///     .input_schema(json!({"type": "nonsense"}))
+    ///     .handler(|args: Value, _cx: ToolContext| async move { Ok::<_, ToolError>(args) })
+    ///     .build();
+    /// let refused = Registry::builder().tool(tool).build().unwrap_err();
+    /// assert_eq!(refused.tool_name(), "lookup");
+    /// ```
+    pub fn tool_name(&self) -> &str {
+        match self {
+            Self::Duplicate { name }
+            | Self::InvalidName { name }
+            | Self::Schema { name, .. }
+            | Self::MissingState { name, .. }
+            | Self::ValueRoundTrip { name, .. } => name,
+        }
+    }
+}
+
 /// Checks a tool name against the rule every provider accepts: 1 to 64 ASCII letters, digits,
 /// `_` or `-`.
 ///
