@@ -2,7 +2,6 @@
 //! checked and compiled once, and the [`AdvertisedTool`] every snapshot shows of it.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use jsonschema::Validator;
@@ -309,7 +308,9 @@ impl CompiledTool {
 #[derive(Clone, Default)]
 pub(crate) struct ToolTable {
     tools: Vec<Arc<CompiledTool>>,
-    index: HashMap<Arc<str>, usize, BuildHasherDefault<NameHasher>>,
+    /// Hashed with a seeded hasher: an imported tool's name is chosen by a remote server,
+    /// which could otherwise pick names that all collide (and turn every lookup into a scan).
+    index: HashMap<Arc<str>, usize, foldhash::fast::RandomState>,
     /// How many changes the registry made before this table: 0 for the one it was built with.
     pub(crate) generation: u64,
 }
@@ -354,30 +355,6 @@ impl ToolTable {
     }
 }
 
-/// FNV-1a, for the name index: the host registers the names, so nobody who could choose
-/// colliding keys fills the table, and a model's name is hashed in a few instructions instead
-/// of the hundred of `std`'s default hasher.
-#[derive(Clone, Copy)]
-struct NameHasher(u64);
-
-impl Default for NameHasher {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Hasher for NameHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// Whether a schema's root says `"type": "object"`: only then is every value it accepts an
 /// object (a union of objects, or `true`, may still accept anything else).
 fn is_object_rooted(schema: &Value) -> bool {
@@ -386,9 +363,22 @@ fn is_object_rooted(schema: &Value) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::hash::BuildHasher as _;
+
     use serde_json::json;
 
-    use super::is_object_rooted;
+    use super::{ToolTable, is_object_rooted};
+
+    /// Names a remote server chose cannot be picked to collide ahead of time: every table
+    /// hashes them under a seed of its own.
+    #[test]
+    fn every_name_index_is_seeded_apart() {
+        let (one, other) = (ToolTable::default(), ToolTable::indexed(Vec::new(), 1));
+        let hashes = |table: &ToolTable| {
+            ["read", "add_0", "up_lookup"].map(|name| table.index.hasher().hash_one(name))
+        };
+        assert_ne!(hashes(&one), hashes(&other));
+    }
 
     #[test]
     fn only_a_root_typed_object_is_object_rooted() {
