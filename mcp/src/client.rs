@@ -10,17 +10,24 @@
 //!
 //! A `list_changed` from the server (the notification, or the 2026-07-28 subscription stream)
 //! re-lists and re-registers; calls in flight keep the snapshot they started with. A call to
-//! a dead server fails at once, one to a hanging server after [`ImportOptions::call_timeout`].
+//! a dead server fails at once, one to a hanging server after [`ImportOptions::call_timeout`]
+//! (and the server is told the call was cancelled). What the server reports of a call's
+//! progress reaches the local call's progress (messages cut at
+//! [`MAX_PROGRESS_MESSAGE`](crate::MAX_PROGRESS_MESSAGE)).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation,
-    PaginatedRequestParams, ProtocolVersion, ServerNotification, SubscriptionFilter, Tool,
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientRequest, Implementation, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, RequestId, ServerNotification, ServerResult,
+    SubscriptionFilter, Tool,
 };
-use rmcp::service::{NotificationContext, Peer, RoleClient, RunningService, ServiceError};
+use rmcp::service::{
+    NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError,
+};
 use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _};
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -32,6 +39,7 @@ use toolprism::{ContentBlock, RegistrationError, Registry, ToolContext, ToolDef,
 
 use crate::content::from_mcp;
 use crate::names::{NameError, provider_safe_name};
+use crate::remote_progress::ProgressRoutes;
 use crate::schema::{WRAP_PROPERTY, unwrap};
 use crate::server::{ERROR_META_KEY, quoted_for_error};
 
@@ -189,6 +197,7 @@ struct ClientShared {
     peer: Peer<RoleClient>,
     options: ImportOptions,
     refresh: Arc<Notify>,
+    progress: Arc<ProgressRoutes>,
     imported: Mutex<Vec<RemoteTool>>,
 }
 
@@ -204,6 +213,7 @@ impl std::fmt::Debug for McpClient {
 /// What the client hears from the server outside a request.
 struct ClientEvents {
     refresh: Arc<Notify>,
+    progress: Arc<ProgressRoutes>,
 }
 
 impl ClientHandler for ClientEvents {
@@ -216,6 +226,14 @@ impl ClientHandler for ClientEvents {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.refresh.notify_one();
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.report(&params);
     }
 }
 
@@ -246,8 +264,10 @@ impl McpClient {
         E: std::error::Error + Send + Sync + 'static,
     {
         let refresh = Arc::new(Notify::new());
+        let progress = Arc::new(ProgressRoutes::default());
         let events = ClientEvents {
             refresh: refresh.clone(),
+            progress: progress.clone(),
         };
         let lifecycle = match &options.protocol_version {
             None => ClientLifecycleMode::Auto {
@@ -273,6 +293,7 @@ impl McpClient {
                 peer,
                 options,
                 refresh,
+                progress,
                 imported: Mutex::new(Vec::new()),
             }),
         })
@@ -430,12 +451,7 @@ async fn sync_tools(
             .into());
         }
         taken.insert(local.clone(), tool.name.to_string());
-        defs.push(remote_tool_def(
-            local,
-            tool,
-            shared.peer.clone(),
-            shared.options.call_timeout,
-        ));
+        defs.push(remote_tool_def(local, tool, shared));
     }
 
     // One change of the registry, all or nothing: a snapshot taken meanwhile sees every
@@ -519,12 +535,9 @@ enum OutputShape {
     Untyped,
 }
 
-fn remote_tool_def(
-    local: String,
-    tool: Tool,
-    peer: Peer<RoleClient>,
-    timeout: Duration,
-) -> (RemoteTool, ToolDef) {
+fn remote_tool_def(local: String, tool: Tool, shared: &ClientShared) -> (RemoteTool, ToolDef) {
+    let (peer, progress) = (shared.peer.clone(), shared.progress.clone());
+    let timeout = shared.options.call_timeout;
     let remote_name = tool.name.to_string();
     let input = Value::Object(Arc::unwrap_or_clone(tool.input_schema));
     let input_validated = check_input_schema(&input).is_ok();
@@ -554,11 +567,15 @@ fn remote_tool_def(
             serde_json::json!({"type": "object"})
         })
         .output_schema(output_schema)
-        .presented_handler(move |args: Value, _cx: ToolContext| {
-            let peer = peer.clone();
+        .presented_handler(move |args: Value, cx: ToolContext| {
+            let remote = Remote {
+                peer: peer.clone(),
+                progress: progress.clone(),
+                timeout,
+            };
             let name = wire_name.clone();
             let shape = shape.clone();
-            async move { call_remote(&peer, name, args, &shape, timeout).await }
+            async move { remote.call(name, args, cx, &shape).await }
         });
     let mut def = builder.build();
     if !input_validated {
@@ -575,41 +592,128 @@ fn remote_tool_def(
     )
 }
 
-async fn call_remote(
-    peer: &Peer<RoleClient>,
-    name: String,
-    args: Value,
-    shape: &OutputShape,
+/// What a call to an imported tool needs of its server.
+struct Remote {
+    peer: Peer<RoleClient>,
+    progress: Arc<ProgressRoutes>,
     timeout: Duration,
-) -> Result<Presented, ToolError> {
-    let Value::Object(arguments) = args else {
-        // The input schema requires an object; nothing else gets this far.
-        return Err(ToolError::new("arguments must be a JSON object"));
-    };
-    let params = CallToolRequestParams::new(name.clone()).with_arguments(arguments);
-    let result = match tokio::time::timeout(timeout, peer.call_tool(params)).await {
-        Ok(Ok(result)) => result,
-        Ok(Err(ServiceError::McpError(error))) => {
-            return Err(ToolError::new(format!(
-                "The MCP server refused the call to `{name}`: {} (JSON-RPC {})",
-                error.message, error.code.0
-            ))
-            .with_code(SERVER_ERROR));
-        }
-        Ok(Err(error)) => {
-            return Err(ToolError::new(format!(
-                "The MCP server behind `{name}` is unavailable: {error}"
-            ))
-            .with_code(SERVER_UNAVAILABLE));
-        }
-        Err(_) => {
-            return Err(ToolError::new(format!(
-                "The MCP server did not answer the call to `{name}` within {timeout:?}; it was cancelled"
-            ))
-            .with_code(SERVER_TIMEOUT));
-        }
-    };
+}
 
+impl Remote {
+    /// Sends the call and waits (up to the timeout) for its result, passing the server's
+    /// progress on to `cx` meanwhile. A call dropped before its result (the timeout, or the
+    /// local call cancelled) tells the server, as rmcp's own `call_tool` does.
+    async fn request(
+        &self,
+        params: CallToolRequestParams,
+        cx: ToolContext,
+    ) -> Option<Result<ServerResult, ServiceError>> {
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let sent = async {
+            let handle = self
+                .peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await?;
+            // rmcp picks the token as it sends: a report overtaking this line (possible only
+            // on a multi-threaded runtime, within microseconds) finds no call, and is dropped.
+            let _route = self.progress.route(handle.progress_token.clone(), cx);
+            let mut abandoned = Abandoned::new(&self.peer, handle.id.clone());
+            let response = handle.await_response().await;
+            abandoned.disarm();
+            response
+        };
+        tokio::time::timeout(self.timeout, sent).await.ok()
+    }
+
+    async fn call(
+        &self,
+        name: String,
+        args: Value,
+        cx: ToolContext,
+        shape: &OutputShape,
+    ) -> Result<Presented, ToolError> {
+        let Value::Object(arguments) = args else {
+            // The input schema requires an object; nothing else gets this far.
+            return Err(ToolError::new("arguments must be a JSON object"));
+        };
+        let params = CallToolRequestParams::new(name.clone()).with_arguments(arguments);
+        let timeout = self.timeout;
+        let result = match self.request(params, cx).await {
+            Some(Ok(ServerResult::CallToolResult(result))) => result,
+            // What rmcp's `call_tool` reads as a result without content.
+            Some(Ok(ServerResult::EmptyResult(_))) => CallToolResult::default(),
+            Some(Ok(_)) => {
+                return Err(ToolError::new(format!(
+                    "The MCP server behind `{name}` answered the call with something other than a tool result"
+                ))
+                .with_code(SERVER_ERROR));
+            }
+            Some(Err(ServiceError::McpError(error))) => {
+                return Err(ToolError::new(format!(
+                    "The MCP server refused the call to `{name}`: {} (JSON-RPC {})",
+                    error.message, error.code.0
+                ))
+                .with_code(SERVER_ERROR));
+            }
+            Some(Err(error)) => {
+                return Err(ToolError::new(format!(
+                    "The MCP server behind `{name}` is unavailable: {error}"
+                ))
+                .with_code(SERVER_UNAVAILABLE));
+            }
+            None => {
+                return Err(ToolError::new(format!(
+                    "The MCP server did not answer the call to `{name}` within {timeout:?}; it was cancelled"
+                ))
+                .with_code(SERVER_TIMEOUT));
+            }
+        };
+        presented(&name, result, shape)
+    }
+}
+
+/// A request sent and not yet answered: dropped armed, it tells the server the answer is no
+/// longer wanted (`notifications/cancelled`), so that it stops working on it.
+struct Abandoned<'a> {
+    peer: &'a Peer<RoleClient>,
+    id: Option<RequestId>,
+}
+
+impl<'a> Abandoned<'a> {
+    fn new(peer: &'a Peer<RoleClient>, id: RequestId) -> Self {
+        Self { peer, id: Some(id) }
+    }
+
+    fn disarm(&mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        let (Some(id), Ok(runtime)) = (self.id.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let peer = self.peer.clone();
+        let cancelled = CancelledNotificationParam::new(
+            Some(id),
+            Some("request abandoned by the caller".to_owned()),
+        );
+        runtime.spawn(async move {
+            // A server that went away needs no telling.
+            let _ = peer.notify_cancelled(cancelled).await;
+        });
+    }
+}
+
+/// A remote tool result as what the call presents: its content, and its value read by the
+/// tool's output shape.
+fn presented(
+    name: &str,
+    result: CallToolResult,
+    shape: &OutputShape,
+) -> Result<Presented, ToolError> {
     let content: Vec<ContentBlock> = result.content.into_iter().map(from_mcp).collect();
     let text = || {
         content

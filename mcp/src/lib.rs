@@ -38,6 +38,7 @@ mod names;
 #[cfg(feature = "object-store")]
 mod object;
 mod progress;
+mod remote_progress;
 mod resources;
 pub mod schema;
 mod server;
@@ -51,6 +52,7 @@ pub use http::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};
 pub use names::{NameError, provider_safe_name};
 #[cfg(feature = "object-store")]
 pub use object::ObjectOutputStore;
+pub use remote_progress::MAX_PROGRESS_MESSAGE;
 pub use resources::{OUTPUT_URI_PREFIX, OutputResources, output_uri};
 pub use server::{CARD_META_KEY, ERROR_META_KEY, McpPeer, McpServer};
 

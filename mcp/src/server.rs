@@ -449,16 +449,19 @@ fn call_id(id: &rmcp::model::RequestId) -> SmolStr {
 
 /// Text a peer sent (an unknown name, a URI, an error code), quoted back bounded and printable.
 pub(crate) fn quoted_for_error(name: &str) -> String {
-    let mut chars = name.chars();
-    let mut shown: String = chars
-        .by_ref()
-        .take(128)
-        .map(|ch| if ch.is_control() { '?' } else { ch })
-        .collect();
+    let printable = name
+        .chars()
+        .map(|ch| if ch.is_control() { '?' } else { ch });
+    format!("`{}`", cut(printable, 128))
+}
+
+/// The first `max` characters of `chars`, the cut (if any) marked with `…`.
+pub(crate) fn cut(mut chars: impl Iterator<Item = char>, max: usize) -> String {
+    let mut kept: String = chars.by_ref().take(max).collect();
     if chars.next().is_some() {
-        shown.push('…');
+        kept.push('…');
     }
-    format!("`{shown}`")
+    kept
 }
 
 /// Whether the request is of 2026-07-28 or later: its own `_meta` says, or else the session's

@@ -9,18 +9,20 @@ use std::time::Duration;
 use common::{registry, temp_dir};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock as McpBlock,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ResourceContents, ServerCapabilities,
-    ServerConfig, Tool,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ResourceContents, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt as _};
 use serde_json::{Value, json};
+use toolprism::context::Progress;
 use toolprism::error::codes;
+use toolprism::pipeline::DispatchOptions;
 use toolprism::prelude::*;
 use toolprism::present::ResourceContents as Contents;
 use toolprism_mcp::{
-    ClientError, ERROR_META_KEY, HttpMode, ImportOptions, McpClient, McpServer, NameError,
-    REMOTE_TOOL_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,
+    ClientError, ERROR_META_KEY, HttpMode, ImportOptions, MAX_PROGRESS_MESSAGE, McpClient,
+    McpServer, NameError, REMOTE_TOOL_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,
 };
 
 fn object(value: Value) -> Arc<serde_json::Map<String, Value>> {
@@ -447,6 +449,102 @@ async fn a_listing_larger_than_the_limit_is_refused() {
         "{error}"
     );
     assert_eq!(registry.snapshot().definitions().len(), 0);
+}
+
+/// A server whose `report` tool sends progress (the last message far too long to show) before
+/// it answers, and whose `wait` tool waits for the client to cancel it, then says so.
+#[derive(Clone, Default)]
+struct Reporting {
+    cancelled: Arc<tokio::sync::Notify>,
+}
+
+impl ServerHandler for Reporting {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let any = json!({"type": "object"});
+        Ok(ListToolsResult::with_all_items(vec![
+            tool("report", any.clone(), None),
+            tool("wait", any, None),
+        ]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == "wait" {
+            context.ct.cancelled().await;
+            self.cancelled.notify_one();
+            return Err(ErrorData::internal_error("cancelled", None));
+        }
+        let token = context
+            .meta
+            .get_progress_token()
+            .expect("rmcp sends a token");
+        let long = "x".repeat(100_000);
+        for (done, message) in [(1.0, "one"), (2.0, long.as_str())] {
+            let mut report = ProgressNotificationParam::new(token.clone(), done);
+            report.total = Some(2.0);
+            report.message = Some(message.to_owned());
+            context.peer.notify_progress(report).await.unwrap();
+        }
+        // A report for a call nobody is waiting on goes nowhere.
+        let stray = ProgressToken(rmcp::model::NumberOrString::String("stray".into()));
+        context
+            .peer
+            .notify_progress(ProgressNotificationParam::new(stray, 9.0))
+            .await
+            .unwrap();
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![
+            McpBlock::text("reported"),
+        ])))
+    }
+}
+
+/// What a remote tool reports reaches the local call's progress sink (the message bounded),
+/// and a call given up locally is cancelled on the server.
+#[tokio::test]
+async fn a_remote_tools_progress_reaches_the_local_call_and_a_dropped_call_is_cancelled() {
+    let server = Reporting::default();
+    let cancelled = server.cancelled.clone();
+    let options = ImportOptions::default().call_timeout(Duration::from_millis(300));
+    let client = connect_remote(server, options).await;
+    let registry = empty_registry();
+    client.import_into(&registry).await.unwrap();
+
+    let reports = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = reports.clone();
+    let options = DispatchOptions::default().progress(move |progress: &Progress| {
+        sink.lock().unwrap().push(progress.clone());
+    });
+    let call = ToolCall::new("c1", "report", json!({}));
+    let outcome = registry
+        .snapshot()
+        .dispatch_with(call, Surface::Direct, options)
+        .await;
+    assert_eq!(outcome.content(), [ContentBlock::text("reported")]);
+    // Notifications and the result travel one pipe, in order: every report came first.
+    let reports = reports.lock().unwrap().clone();
+    assert_eq!(reports.len(), 2, "{reports:?}");
+    assert_eq!((reports[0].done, reports[0].total), (1.0, Some(2.0)));
+    assert_eq!(reports[0].message.as_deref(), Some("one"));
+    let cut = reports[1].message.as_deref().unwrap();
+    assert_eq!(cut.chars().count(), MAX_PROGRESS_MESSAGE + 1);
+    assert!(cut.ends_with('…'), "the cut is marked");
+
+    let outcome = run(&registry, "wait", json!({})).await;
+    assert_eq!(outcome.error().unwrap().code(), Some(SERVER_TIMEOUT));
+    tokio::time::timeout(Duration::from_secs(10), cancelled.notified())
+        .await
+        .expect("the server hears the call was cancelled");
 }
 
 /// A re-import after a list change is one change of the local registry: no snapshot sees the
