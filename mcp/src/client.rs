@@ -15,7 +15,9 @@
 //! progress reaches the local call's progress (messages cut at
 //! [`MAX_PROGRESS_MESSAGE`](crate::MAX_PROGRESS_MESSAGE)).
 
+use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasher as _, Hasher};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
@@ -199,6 +201,8 @@ struct ClientShared {
     refresh: Arc<Notify>,
     progress: Arc<ProgressRoutes>,
     imported: Mutex<Vec<RemoteTool>>,
+    /// The keys listings are hashed under, to tell an unchanged one.
+    listing_keys: RandomState,
 }
 
 impl std::fmt::Debug for McpClient {
@@ -295,6 +299,7 @@ impl McpClient {
                 refresh,
                 progress,
                 imported: Mutex::new(Vec::new()),
+                listing_keys: RandomState::new(),
             }),
         })
     }
@@ -320,7 +325,7 @@ impl McpClient {
     /// the registry ([`Registry::replace`]): a snapshot sees the whole old list or the whole new
     /// one, and a re-import that fails keeps the old.
     pub async fn import_into(&self, registry: &Registry) -> Result<Vec<RemoteTool>, ClientError> {
-        let imported = sync_tools(&self.shared, registry).await?;
+        let (imported, listing) = sync_tools(&self.shared, registry, None).await?;
         // A 2025-11-25 server has no stream: it announces changes with a plain notification.
         // One that never acknowledges the stream does not hold up the import.
         let listen = self.shared.peer.listen(tools_filter());
@@ -332,6 +337,7 @@ impl McpClient {
             Arc::downgrade(&self.shared),
             registry.clone(),
             subscription,
+            listing,
         ));
         Ok(imported)
     }
@@ -360,6 +366,7 @@ async fn keep_current(
     shared: Weak<ClientShared>,
     registry: Registry,
     mut subscription: Option<rmcp::service::Subscription>,
+    mut listing: Listing,
 ) {
     loop {
         let refresh = match shared.upgrade() {
@@ -399,8 +406,11 @@ async fn keep_current(
         let Some(shared) = shared.upgrade() else {
             return;
         };
-        if keep_going && let Err(error) = sync_tools(&shared, &registry).await {
-            tracing::warn!(%error, "re-importing the MCP server's tools failed");
+        if keep_going {
+            match sync_tools(&shared, &registry, Some(listing)).await {
+                Ok((_, listed)) => listing = listed,
+                Err(error) => tracing::warn!(%error, "re-importing the MCP server's tools failed"),
+            }
         }
         if shared.peer.is_transport_closed() {
             return;
@@ -412,15 +422,30 @@ async fn keep_current(
     }
 }
 
-/// Lists the remote tools and makes the registry's imported tools exactly those.
+/// A keyed hash of one listing of a server's tools, as JSON.
+type Listing = u64;
+
+/// Lists the remote tools and makes the registry's imported tools exactly those, unless the
+/// listing is `unchanged_from` the one imported last: a server announcing changes it did not
+/// make then changes nothing here (nor for whoever listens to the registry).
 async fn sync_tools(
     shared: &Arc<ClientShared>,
     registry: &Registry,
-) -> Result<Vec<RemoteTool>, ClientError> {
+    unchanged_from: Option<Listing>,
+) -> Result<(Vec<RemoteTool>, Listing), ClientError> {
     let timeout = shared.options.connect_timeout;
     let tools = tokio::time::timeout(timeout, list_bounded(&shared.peer))
         .await
         .map_err(|_| ClientError::Timeout(timeout))??;
+    let listing = fingerprint(&tools, &shared.listing_keys);
+    if unchanged_from == Some(listing) {
+        let imported = shared
+            .imported
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        return Ok((imported, listing));
+    }
 
     let previous: HashSet<String> = shared
         .imported
@@ -471,7 +496,26 @@ async fn sync_tools(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .clone_from(&imported);
-    Ok(imported)
+    Ok((imported, listing))
+}
+
+/// `tools` as JSON, hashed under the client's own keys (a server cannot make two listings
+/// collide without knowing them).
+fn fingerprint(tools: &[Tool], keys: &RandomState) -> Listing {
+    struct Hashing<H>(H);
+    impl<H: Hasher> std::io::Write for Hashing<H> {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.write(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut hashing = Hashing(keys.build_hasher());
+    // A listing serializes: it was counted as JSON when it was read.
+    let _ = serde_json::to_writer(&mut hashing, tools);
+    hashing.0.finish()
 }
 
 /// Every page of the server's tools, refused past [`MAX_IMPORTED_TOOLS`] tools,

@@ -547,6 +547,91 @@ async fn a_remote_tools_progress_reaches_the_local_call_and_a_dropped_call_is_ca
         .expect("the server hears the call was cancelled");
 }
 
+/// A server whose `poke` tool announces a change to its list without making one, and whose
+/// `grow` tool adds a tool and announces that.
+#[derive(Clone, Default)]
+struct Announcing {
+    grown: Arc<std::sync::atomic::AtomicBool>,
+    listings: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl ServerHandler for Announcing {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.listings
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let any = json!({"type": "object"});
+        let mut tools = vec![
+            tool("poke", any.clone(), None),
+            tool("grow", any.clone(), None),
+        ];
+        if self.grown.load(std::sync::atomic::Ordering::SeqCst) {
+            tools.push(tool("grown", any, None));
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name == "grow" {
+            self.grown.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        context.peer.notify_tool_list_changed().await.unwrap();
+        Ok(CallToolResponse::Complete(CallToolResult::success(vec![])))
+    }
+}
+
+/// A server announcing a change it did not make changes nothing here: the re-listing is
+/// compared with the last one imported, and only a real change reaches the registry.
+#[tokio::test]
+async fn an_announced_change_that_changes_nothing_is_not_imported() {
+    let server = Announcing::default();
+    let listings = server.listings.clone();
+    let client = connect_remote(server, ImportOptions::default()).await;
+    let registry = empty_registry();
+    client.import_into(&registry).await.unwrap();
+    let before = registry.snapshot().generation();
+
+    run(&registry, "poke", json!({})).await;
+    // The unchanged list is listed again before anything changes.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while listings.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the poke is followed by a listing within 10 s");
+    run(&registry, "grow", json!({})).await;
+    // Re-imports run one after the other: once the second is in, the first is done.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while registry.snapshot().definition("grown").is_none() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the grown list is imported within 10 s");
+    assert_eq!(
+        registry.snapshot().generation(),
+        before + 1,
+        "only the real change reached the registry"
+    );
+}
+
 /// A re-import after a list change is one change of the local registry: no snapshot sees the
 /// server's tools half removed, and a server listening to this registry hears of it once.
 #[tokio::test]
