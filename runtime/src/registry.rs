@@ -114,8 +114,7 @@ impl Registry {
     /// Registers one more tool. Its schemas are checked and compiled before the registry is
     /// touched; snapshots taken before this returns do not see it.
     pub fn register(&self, tool: impl IntoToolDef) -> Result<(), RegistrationError> {
-        let tool = CompiledTool::new(tool.into_tool_def())?;
-        tool.check_state(|id| self.stages.state.contains(id))?;
+        let tool = self.compile(tool.into_tool_def())?;
         let generation = {
             let mut current = self.tools.write().unwrap_or_else(PoisonError::into_inner);
             let mut table = ToolTable::clone(&current);
@@ -164,11 +163,7 @@ impl Registry {
         // Schemas are compiled before the registry is touched, as `register` does.
         let added = add
             .into_iter()
-            .map(|def| {
-                let tool = CompiledTool::new(def)?;
-                tool.check_state(|id| self.stages.state.contains(id))?;
-                Ok(tool)
-            })
+            .map(|def| self.compile(def))
             .collect::<Result<Vec<_>, RegistrationError>>()?;
         let removed: HashSet<&str> = remove.into_iter().collect();
         let generation = {
@@ -189,6 +184,13 @@ impl Registry {
         };
         self.changed(generation);
         Ok(())
+    }
+
+    /// A tool's schemas checked and compiled, and the host state it takes found.
+    fn compile(&self, def: ToolDef) -> Result<CompiledTool, RegistrationError> {
+        let tool = CompiledTool::new(def)?;
+        tool.check_state(|id| self.stages.state.contains(id))?;
+        Ok(tool)
     }
 
     /// Calls `listener` with the new [`Snapshot::generation`] after every change to the
