@@ -32,6 +32,11 @@ fn object(value: Value) -> Arc<serde_json::Map<String, Value>> {
     }
 }
 
+/// What the hand-written servers below offer: tools, nothing else.
+fn tools_only() -> ServerConfig {
+    ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+}
+
 fn tool(name: &str, input: Value, output: Option<Value>) -> Tool {
     let mut tool = Tool::new_with_raw(
         name.to_owned(),
@@ -104,7 +109,7 @@ impl Remote {
 
 impl ServerHandler for Remote {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        tools_only()
     }
 
     async fn list_tools(
@@ -417,7 +422,7 @@ struct Verbose;
 
 impl ServerHandler for Verbose {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        tools_only()
     }
 
     async fn list_tools(
@@ -460,7 +465,7 @@ struct Reporting {
 
 impl ServerHandler for Reporting {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        tools_only()
     }
 
     async fn list_tools(
