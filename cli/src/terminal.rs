@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 
 use toolprism::ContentBlock;
 use toolprism::present::Card;
+/// Cutting a line for display: the runtime's, which the tools' renders use too.
+pub use toolprism::present::{shorten, shorten_with};
 
 use crate::visible::visible;
 
@@ -95,17 +97,4 @@ pub fn content(blocks: &[ContentBlock], max_lines: usize) -> String {
         }
     }
     text
-}
-
-/// `text` cut to `max` characters, marked with `…` when cut.
-pub fn shorten(text: &str, max: usize) -> String {
-    shorten_with(text, max, "…")
-}
-
-/// `text` cut to `max` characters, followed by `marker` when cut.
-pub fn shorten_with(text: &str, max: usize, marker: &str) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}{marker}", &text[..cut]),
-        None => text.to_owned(),
-    }
 }

@@ -3,5 +3,6 @@
 //! (`toolprism_cli`'s).
 
 pub use toolprism_cli::terminal;
-pub mod text;
+#[cfg(doctest)]
+mod guides;
 pub mod tools;

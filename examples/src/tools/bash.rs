@@ -7,6 +7,9 @@
 //!
 //! To adapt: this file uses `Workspace` (the directory commands run in: copy `workspace.rs` along,
 //! or take a state of your own).
+//!
+//! Crates: `toolprism`, `serde`, `schemars`, `tokio` (features `process`, `io-util`, `time`,
+//! `rt`), `nix` (features `signal`; Unix only).
 
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -3,6 +3,8 @@
 //!
 //! To adapt: this file uses `Workspace` and `searchable_files` (path confinement and the
 //! `.gitignore`-aware walk: copy `workspace.rs` along).
+//!
+//! Crates: `toolprism`, `serde`, `schemars`, `tokio` (features `rt`), `globset`.
 
 use std::fmt::Write as _;
 

@@ -2,8 +2,10 @@
 //! Every match (up to an acquisition limit the value reports) stays in the value; the text
 //! shows the first page only.
 //!
-//! To adapt: this file uses `Workspace` and `searchable_files` (copy `workspace.rs` along) and
-//! `crate::text::shorten` (cutting a line to a number of characters: `text.rs`).
+//! To adapt: this file uses `Workspace` and `searchable_files` (copy `workspace.rs` along).
+//!
+//! Crates: `toolprism`, `serde`, `schemars`, `tokio` (features `rt`), `globset`, `grep-regex`,
+//! `grep-searcher`.
 
 use std::fmt::Write as _;
 
@@ -12,10 +14,9 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, sinks};
 use toolprism::context::State;
 use toolprism::prelude::*;
-use toolprism::present::{Card, SearchCard, SearchMatch};
+use toolprism::present::{Card, SearchCard, SearchMatch, shorten};
 
 use super::workspace::{Workspace, searchable_files};
-use crate::text::shorten;
 
 // Failure codes this tool sets, for a host or a test to match on.
 /// The pattern does not compile.

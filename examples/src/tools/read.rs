@@ -4,18 +4,18 @@
 //! the file's total line count; the text shows them the way models are used to, with a hint
 //! to continue from the next offset. Images (PNG, JPEG, GIF, WebP) come back as image content.
 //!
-//! To adapt: this file uses `Workspace` (path confinement: copy `workspace.rs` along) and
-//! `crate::text::shorten_with` (cutting a line to a number of characters: `text.rs`).
+//! To adapt: this file uses `Workspace` (path confinement: copy `workspace.rs` along).
+//!
+//! Crates: `toolprism`, `serde`, `schemars`, `tokio` (features `fs`), `base64`.
 
 use std::fmt::Write as _;
 
 use base64::Engine as _;
 use toolprism::context::State;
 use toolprism::prelude::*;
-use toolprism::present::{Card, ReadCard};
+use toolprism::present::{Card, ReadCard, shorten_with};
 
 use super::workspace::Workspace;
-use crate::text::shorten_with;
 
 // Failure codes this tool sets, for a host or a test to match on.
 /// The path is a directory.

@@ -1,5 +1,7 @@
 //! `todo_write`: the model's task list. Each call replaces the whole list; the value is the
 //! list and its counts.
+//!
+//! Crates: `toolprism`, `serde`, `schemars`.
 
 use std::fmt::Write as _;
 use std::sync::Mutex;

@@ -4,6 +4,8 @@
 //! [`MAX_BODY_BYTES`]), a timeout, a value that keeps the status and the title, and a `web`
 //! card. It speaks HTTP/1.1 over a TCP stream and has no TLS stack, so `https://` URLs are a
 //! typed failure; a real deployment would put an HTTP client with TLS in its place.
+//!
+//! Crates: `toolprism`, `serde`, `schemars`, `tokio` (features `net`, `io-util`, `time`).
 
 use std::time::Duration;
 

@@ -3,6 +3,8 @@
 //! A path from the model is resolved against the root; `..`, absolute paths outside the root,
 //! and symbolic links that lead outside are refused with `OUTSIDE_WORKSPACE`. The check is on
 //! the canonical path (symlinks resolved), so no spelling gets around it.
+//!
+//! Crates: `toolprism`, `ignore`.
 
 use std::io;
 use std::path::{Component, Path, PathBuf};

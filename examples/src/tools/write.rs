@@ -3,6 +3,8 @@
 //!
 //! To adapt: this file uses `Workspace` (path confinement: copy `workspace.rs` along, or take a
 //! state of your own).
+//!
+//! Crates: `toolprism`, `serde`, `schemars`, `tokio` (features `fs`).
 
 use toolprism::context::State;
 use toolprism::prelude::*;

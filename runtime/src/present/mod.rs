@@ -4,6 +4,7 @@
 
 mod card;
 mod content;
+mod cut;
 mod meta;
 
 pub use card::{
@@ -11,4 +12,5 @@ pub use card::{
     present_call, present_result,
 };
 pub use content::{ContentBlock, IntoContent, ResourceContents};
+pub use cut::{shorten, shorten_with};
 pub use meta::{IntoMeta, Json, MetaError};
