@@ -1,37 +1,10 @@
-//! A command line for any toolprism registry, and a page for any session log.
+#![doc = include_str!("../README.md")]
 //!
-//! A host's `main` becomes one call, and its binary answers a tool author's first questions —
-//! what tools are there, what schema did the macro make, what does the model see when I call
-//! it with this:
-//!
-//! ```no_run
-//! use toolprism::prelude::*;
-//!
-//! /// Adds two numbers.
-//! #[tool]
-//! fn add(a: i64, b: i64) -> i64 { a + b }
-//!
-//! fn main() -> std::process::ExitCode {
-//!     let registry = Registry::builder().tool(Add).build().expect("the tools register");
-//!     toolprism_cli::run(registry)
-//! }
-//! ```
-//!
-//! ```text
-//! $ my-tools list
-//! $ my-tools schema add --dialect gemini
-//! $ my-tools call add '{"a": 1, "b": 2}'      # what the model sees, the value, the card
-//! $ my-tools call add @args.json --json       # one machine-readable line
-//! $ my-tools call add - --nested < args.json  # what a program gets
-//! $ my-tools serve --http 127.0.0.1:8765      # the registry as an MCP server (feature `mcp`)
-//! $ my-tools replay session.jsonl             # a session log in the terminal
-//! $ my-tools view session.jsonl -o page.html  # … or as one self-contained HTML page
-//! ```
-//!
-//! `call` exits with a status per outcome ([`exit`]); it shows a progress bar fed by the
-//! tool's progress reports when stderr is a terminal, and Ctrl-C cancels the call (drops it)
-//! and says so. Colors follow the conventions: none when `NO_COLOR` is set or the output is
-//! not a terminal.
+//! On a terminal, `call` shows a progress bar fed by the tool's progress reports, and Ctrl-C
+//! cancels the call (drops it) and says so; the exit statuses are in [`exit`]. Colors follow
+//! the conventions: none when `NO_COLOR` is set or the output is not a terminal.
+#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod exit;
 pub mod html;

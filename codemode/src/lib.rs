@@ -1,34 +1,6 @@
-//! Code Mode for toolprism: the model writes a JavaScript program, the program calls tools,
-//! and every call gives the program the tool's **canonical value** — validated against its
-//! output schema, with no presentation, no card, no bounding — instead of text to scrape.
+#![doc = include_str!("../README.md")]
 //!
-//! [`CodeMode`] makes a `run_code` tool whose description declares the other tools in
-//! TypeScript ([`declarations`]). A run is a fresh QuickJS runtime on a thread of its own,
-//! holding nothing but `tools` and `console`: no `require`, no `import`, no file system, no
-//! network, no timers. Inside it, `tools.<name>(args)` is a nested dispatch
-//! ([`ToolContext::dispatch`](toolprism::ToolContext::dispatch)): input validation, policies
-//! and output validation apply, a failure throws an `Error` with `name`, `code` and
-//! `message`. The run returns `{ logs, result? }`; only that outer result is rendered,
-//! bounded and carded for the model.
-//!
-//! ```
-//! use serde_json::json;
-//! use toolprism::prelude::*;
-//! use toolprism_codemode::CodeMode;
-//!
-//! /// Adds two numbers.
-//! #[tool]
-//! fn add(a: i64, b: i64) -> i64 { a + b }
-//!
-//! let registry = Registry::builder().tool(Add).build().unwrap();
-//! CodeMode::new().register(&registry).unwrap();
-//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-//! let program = "const sum = await tools.add({a: 1, b: 2});\nconsole.log('sum', sum);\nreturn sum * 10;";
-//! let call = ToolCall::new("c1", "run_code", json!({ "code": program }));
-//! let outcome = registry.dispatch(call, Surface::Direct).await;
-//! assert_eq!(outcome.value().unwrap(), &json!({"logs": ["sum 3"], "result": 30}));
-//! # });
-//! ```
+//! [`CodeMode`] makes the tool; [`declarations`] is the TypeScript its description holds.
 //!
 //! # Limits
 //!
@@ -55,6 +27,8 @@
 //! columns the model wrote; types are erased, not checked (the values are: by the output
 //! schemas). Without it, type syntax is a syntax error, and the description asks for plain
 //! JavaScript.
+#![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod convert;
 mod declare;

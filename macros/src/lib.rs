@@ -1,7 +1,5 @@
-//! The `#[tool]`, `#[toolset]` and `#[verbatim]` attribute macros of toolprism.
-//!
-//! Use them through the `toolprism` crate, which documents them and which the generated code
-//! names (as `::toolprism::__private`, or the `crate = "..."` override).
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
 
 mod ast;
 mod attr;

@@ -1,33 +1,5 @@
-//! MCP both ways for toolprism, on [rmcp](https://docs.rs/rmcp), the official Rust SDK.
-//!
-//! - [`McpServer`] serves a [`Registry`](toolprism::Registry) to any MCP host, over stdio or
-//!   streamable HTTP, at protocol 2025-11-25 and 2026-07-28. Arguments and values are
-//!   validated by the pipeline; `structuredContent` is the canonical value, `content` its
-//!   rendered, bounded text, `_meta` its card.
-//! - [`McpClient`] imports an MCP server's tools into a registry: each remote tool becomes a
-//!   dynamic [`ToolDef`](toolprism::ToolDef) whose input is validated locally and whose
-//!   `structuredContent` is checked against its `outputSchema`.
-//! - [`OutputResources`] names spilled output by resource URIs a remote client can read;
-//!   with the `object-store` feature, `ObjectOutputStore` keeps it in S3, GCS, Azure or
-//!   local storage, shared by every replica.
-//!
-//! ```no_run
-//! use toolprism::Registry;
-//! use toolprism_mcp::{ImportOptions, McpClient, McpServer};
-//!
-//! # async fn run(registry: Registry) -> Result<(), Box<dyn std::error::Error>> {
-//! // Import: each remote tool becomes a dynamic tool of `registry`.
-//! let client = McpClient::connect_http(
-//!     "http://127.0.0.1:8765/mcp",
-//!     ImportOptions::default().prefix("gh_"),
-//! )
-//! .await?;
-//! client.import_into(&registry).await?;
-//!
-//! // Serve: over stdio (or `serve_http`, loopback by default).
-//! McpServer::new(registry).serve_stdio().await?;
-//! # Ok(()) }
-//! ```
+#![doc = include_str!("../README.md")]
+#![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod client;

@@ -1,3 +1,5 @@
+#![doc = include_str!("../README.md")]
+//!
 //! # Where things are
 //!
 //! The root holds what a tool author and a host touch first: the macros, [`Registry`] and its
@@ -21,7 +23,7 @@
 //! | [`error`] | failure kinds and codes, and the error a body returns |
 //! | [`depth`] | the one nesting limit, and disposal of values past it |
 //!
-#![doc = include_str!("../../README.md")]
+#![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod bound;
