@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Instructions per call, counted by callgrind (`scripts/callgrind.sh`), for the speed bench's
 # cases: toolprism's dispatch, rmcp's `call_tool` with its router stored, and the serde floor,
-# and the ratios the README quotes. Built without rig (`preserve_order` off), like the timings.
+# and the ratios docs/performance.md quotes. Built without rig (`preserve_order` off), like the timings.
 #
 # `comparisons/instructions.sh`
 set -euo pipefail

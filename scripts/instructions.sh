@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Instructions per dispatch, counted by callgrind (`scripts/callgrind.sh`), and the ratios the
-# README quotes: pipeline / by_hand and staged / pipeline.
+# Instructions per dispatch, counted by callgrind (`scripts/callgrind.sh`), and the ratios
+# docs/performance.md quotes: pipeline / by_hand and staged / pipeline.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/callgrind.sh

@@ -451,7 +451,7 @@ proptest! {
         output in any_schema(),
         seed in any::<u64>(),
     ) {
-        // Formats are validated, as the README documents.
+        // Formats are validated, as docs/writing-tools.md documents.
         let compile = |schema: &Value| {
             jsonschema::options().should_validate_formats(true).build(schema).unwrap()
         };

@@ -80,7 +80,7 @@ pub fn plain(schema: &Value) -> Result<Value, DialectError> {
 ///   required; a property that was optional becomes nullable instead (its `type` gains
 ///   `"null"`, or it is wrapped as `anyOf: [schema, {"type": "null"}]`), so leaving it out is
 ///   still possible, as `null` — which dispatch reads as leaving the property out wherever the
-///   original schema refuses `null` for it (see the README's pipeline, step 2);
+///   original schema refuses `null` for it (see `docs/pipeline.md`, step 2);
 /// - `oneOf` becomes `anyOf`; `allOf` members are merged when they do not clash;
 /// - `$ref`/`$defs` stay (strict mode resolves them, recursion included);
 /// - keywords strict mode does not accept are folded into the description (`minLength: 3`);

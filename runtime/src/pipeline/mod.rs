@@ -6,7 +6,7 @@
 //!
 //! Files, each importing only those below it: `snapshot`, `dispatch` (one call, start to end),
 //! `chain` (wrappers, body, normalization), `stages`, `policy`, `wrap` (what wrappers and
-//! policies see). Step numbers in comments are those of the README's pipeline.
+//! policies see). Step numbers in comments are those of `docs/pipeline.md`.
 
 mod chain;
 mod dispatch;
