@@ -18,8 +18,11 @@ import typing_extensions
 from pydantic import TypeAdapter, ValidationError
 
 from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionMessageParam
+from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
 from openai.types.responses import FunctionToolParam, ResponseInputItemParam
+from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
 from anthropic.types import MessageParam, ToolParam, ToolResultBlockParam
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 from google.genai import types as genai
 
 TYPES = {
@@ -32,7 +35,31 @@ TYPES = {
     "anthropic.message": MessageParam,
     "gemini.tool": genai.Tool,
     "gemini.part": genai.Part,
+    # Whole requests: what a host sends after reading a turn back.
+    "openai.chat.request": CompletionCreateParamsNonStreaming,
+    "openai.responses.request": ResponseCreateParamsNonStreaming,
+    "anthropic.request": MessageCreateParamsNonStreaming,
+    "gemini.content": genai.Content,
 }
+
+# A `generateContent` body has no SDK type of its own (the SDK builds it from its
+# parameters): its parts are checked with the SDK's models, and no other key is allowed.
+GEMINI_REQUEST_PARTS = {"contents": genai.Content, "tools": genai.Tool}
+
+
+def check_gemini_request(value):
+    errors = []
+    for key, items in value.items():
+        kind = GEMINI_REQUEST_PARTS.get(key)
+        if kind is None:
+            errors.append(f"$.{key}: not a field of a generateContent request")
+            continue
+        for index, item in enumerate(items):
+            try:
+                TypeAdapter(kind).validate_python(item)
+            except ValidationError as error:
+                errors.append(f"$.{key}[{index}]: {error}")
+    return "; ".join(errors) if errors else None
 
 
 def materialize(value):
@@ -61,6 +88,8 @@ def unknown_keys(given, validated, path="$"):
 
 
 def check(case):
+    if case["type"] == "gemini.request":
+        return check_gemini_request(case["value"])
     kind = TYPES[case["type"]]
     adapter = TypeAdapter(kind)
     try:

@@ -10,6 +10,7 @@
 //!
 //! | module | what it is for |
 //! |---|---|
+//! | [`turn`] | a model's turn read back from a provider's response, whole or streamed, and the next request built from it |
 //! | [`session`] | the durable session log, and replay of what a session showed |
 //! | [`lower`] | tool definitions and results in each provider's wire format |
 //! | `registry` (root) | the registry: tools and stages, handing out snapshots |
@@ -41,6 +42,7 @@ pub mod schema;
 pub mod session;
 mod text;
 pub mod tool;
+pub mod turn;
 pub mod value;
 
 use std::future::Future;

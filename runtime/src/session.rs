@@ -417,6 +417,16 @@ impl SessionLog {
         }
     }
 
+    /// Logs a call the host answered without dispatching it (a call cut off before its
+    /// arguments ended), with the outcome the model was given.
+    pub fn record(&self, call: &ToolCall, outcome: &ToolOutcome) -> io::Result<()> {
+        self.append(&SessionEvent::ToolCall(CallEvent::of(call)?))?;
+        self.append(&SessionEvent::ToolResult(ResultEvent::of(
+            call.id(),
+            outcome,
+        )))
+    }
+
     /// Dispatches a call a program made during the call `parent_id`, as a nested call, logging
     /// its rendered content and error flag under the parent.
     pub async fn dispatch_nested(

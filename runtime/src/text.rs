@@ -85,6 +85,17 @@ pub(crate) fn ceil_char_boundary(text: &str, mut at: usize) -> usize {
     at
 }
 
+/// The byte (from 1) where `serde_json` stopped reading `bytes`: its line and column made one
+/// offset, which a model's arguments on one line and a body over many both point at plainly.
+pub(crate) fn json_error_byte(bytes: &[u8], error: &serde_json::Error) -> usize {
+    let line_start: usize = bytes
+        .split(|byte| *byte == b'\n')
+        .take(error.line().saturating_sub(1))
+        .map(|line| line.len() + 1)
+        .sum();
+    line_start + error.column()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

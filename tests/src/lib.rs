@@ -71,3 +71,43 @@ impl Drop for TempDir {
         let _ = fs::remove_dir_all(&self.0);
     }
 }
+
+/// Where the recorded provider responses and streams are (`../shared/wire-transcripts` beside
+/// the checkout, or `$TOOLPRISM_WIRE_TRANSCRIPTS`). They are third-party data, read in place
+/// and never copied into the repository (their provenance is in their `SOURCES.md`).
+pub fn wire_transcripts() -> PathBuf {
+    let beside = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/wire-transcripts");
+    let candidates = std::env::var_os("TOOLPRISM_WIRE_TRANSCRIPTS")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([beside, PathBuf::from("/work/shared/wire-transcripts")]);
+    for candidate in candidates {
+        if candidate.join("SOURCES.md").is_file() {
+            return candidate;
+        }
+    }
+    panic!(
+        "the wire transcripts are not beside the checkout (../shared/wire-transcripts); set TOOLPRISM_WIRE_TRANSCRIPTS"
+    )
+}
+
+/// Validates `cases` (`{"name", "type", "value"}`, types as `scripts/check_wire.py` names
+/// them) against the providers' own Python SDK types; returns the report
+/// `{"checked", "failures": [{"name", "type", "error"}]}`.
+pub fn check_wire(file_name: &str, cases: &[serde_json::Value]) -> serde_json::Value {
+    let path = std::env::temp_dir().join(format!("toolprism-{}-{file_name}", std::process::id()));
+    fs::write(&path, serde_json::to_vec(cases).expect("cases serialize")).expect("write the cases");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/check-wire");
+    let output = std::process::Command::new(script)
+        .arg(&path)
+        .output()
+        .expect("run scripts/check-wire");
+    let _ = fs::remove_file(&path);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
+        panic!(
+            "check-wire printed no report:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}

@@ -445,20 +445,7 @@ fn lowered_json_is_valid_for_the_official_python_sdks() {
     }
     // A deliberate mistake must be caught, or the check proves nothing.
     cases.push(json!({"name": "canary", "type": "anthropic.tool_result", "value": {"type": "tool_result", "tool_use_id": "x", "content": [], "is_eror": true}}));
-    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("wire-cases.json");
-    std::fs::write(&path, serde_json::to_vec(&cases).unwrap()).unwrap();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../scripts/check-wire");
-    let output = std::process::Command::new(script)
-        .arg(&path)
-        .output()
-        .expect("run scripts/check-wire");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let report: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|_| {
-        panic!(
-            "check-wire printed no report:\n{stdout}\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        )
-    });
+    let report = toolprism_tests::check_wire("wire-cases.json", &cases);
     assert_eq!(report["checked"], cases.len());
     let failures = report["failures"].as_array().unwrap();
     assert_eq!(failures.len(), 1, "only the canary may fail: {failures:#?}");

@@ -364,7 +364,12 @@ fn measured_args(args: CallArgs) -> Result<(Value, Shape), String> {
                     crate::depth::MAX_DEPTH
                 ));
             }
-            Err(error) => return Err(format!("the arguments are not valid JSON: {error}")),
+            Err(error) => {
+                let at = crate::text::json_error_byte(text.as_bytes(), &error);
+                return Err(format!(
+                    "the arguments are not valid JSON at byte {at}: {error}"
+                ));
+            }
         },
     };
     match depth::inspect(&value) {
