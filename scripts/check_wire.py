@@ -18,11 +18,20 @@ import typing_extensions
 from pydantic import TypeAdapter, ValidationError
 
 from openai.types.chat import ChatCompletionFunctionToolParam, ChatCompletionMessageParam
-from openai.types.chat.completion_create_params import CompletionCreateParamsNonStreaming
+from openai.types.chat.completion_create_params import (
+    CompletionCreateParamsNonStreaming,
+    CompletionCreateParamsStreaming,
+)
 from openai.types.responses import FunctionToolParam, ResponseInputItemParam
-from openai.types.responses.response_create_params import ResponseCreateParamsNonStreaming
+from openai.types.responses.response_create_params import (
+    ResponseCreateParamsNonStreaming,
+    ResponseCreateParamsStreaming,
+)
 from anthropic.types import MessageParam, ToolParam, ToolResultBlockParam
-from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+from anthropic.types.message_create_params import (
+    MessageCreateParamsNonStreaming,
+    MessageCreateParamsStreaming,
+)
 from google.genai import types as genai
 
 TYPES = {
@@ -39,12 +48,15 @@ TYPES = {
     "openai.chat.request": CompletionCreateParamsNonStreaming,
     "openai.responses.request": ResponseCreateParamsNonStreaming,
     "anthropic.request": MessageCreateParamsNonStreaming,
+    "openai.chat.stream_request": CompletionCreateParamsStreaming,
+    "openai.responses.stream_request": ResponseCreateParamsStreaming,
+    "anthropic.stream_request": MessageCreateParamsStreaming,
     "gemini.content": genai.Content,
 }
 
 # A `generateContent` body has no SDK type of its own (the SDK builds it from its
 # parameters): its parts are checked with the SDK's models, and no other key is allowed.
-GEMINI_REQUEST_PARTS = {"contents": genai.Content, "tools": genai.Tool}
+GEMINI_REQUEST_PARTS = {"contents": genai.Content, "tools": genai.Tool, "systemInstruction": genai.Content}
 
 
 def check_gemini_request(value):
@@ -54,7 +66,7 @@ def check_gemini_request(value):
         if kind is None:
             errors.append(f"$.{key}: not a field of a generateContent request")
             continue
-        for index, item in enumerate(items):
+        for index, item in enumerate(items if isinstance(items, list) else [items]):
             try:
                 TypeAdapter(kind).validate_python(item)
             except ValidationError as error:

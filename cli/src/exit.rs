@@ -19,6 +19,9 @@ pub const STOPPED_BY_POLICY: u8 = 5;
 /// The tool is broken: its value broke its output schema, it panicked, or the pipeline
 /// failed around it.
 pub const TOOL_BROKEN: u8 = 6;
+/// `calls`: the response or stream could not be read (not the provider's format, a protocol
+/// broken, a limit passed).
+pub const UNREADABLE: u8 = 7;
 /// Ctrl-C: the call was dropped.
 pub const CANCELLED: u8 = 130;
 

@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod calls;
 pub mod exit;
 pub mod html;
 mod summary;
@@ -75,6 +76,21 @@ enum Command {
         /// Listen for streamable HTTP here (loopback unless you say otherwise).
         #[arg(long, value_name = "ADDR")]
         http: Option<std::net::SocketAddr>,
+    },
+    /// Reads a saved provider response (or, with `--stream`, a stream of server-sent events)
+    /// and prints what toolprism reads of it, one JSON line each: `{"text"}`, and per call
+    /// `{"id", "name", "arguments"}` or `{"id", "name", "error": {"code", "message"}}` (`"id":
+    /// null` when the provider sent none).
+    Calls {
+        /// The provider whose wire format it is.
+        #[arg(long, value_enum)]
+        provider: calls::ProviderArg,
+        /// It is a stream of server-sent events, not one response body.
+        #[arg(long)]
+        stream: bool,
+        /// The response or stream: a file, or `-` for standard input.
+        #[arg(default_value = "-", value_name = "FILE")]
+        source: String,
     },
     /// Shows a session log in the terminal, as it was shown live (no tool runs).
     Replay {
@@ -151,6 +167,11 @@ where
             }
             #[cfg(feature = "mcp")]
             Command::Serve { http } => serve(registry, http).await,
+            Command::Calls {
+                provider,
+                stream,
+                source,
+            } => calls::calls(provider, stream, &source),
             Command::Replay { log } => replay_log(&log, style),
             Command::View { log, output } => view(&log, output),
         }

@@ -350,3 +350,90 @@ fn a_terminal_gets_a_progress_spinner_and_colors_unless_no_color() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!stderr.contains("calling"), "{stderr:?}");
 }
+
+/// `tools` with `input` on standard input.
+fn tools_with_input(dir: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tools"))
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the tools binary runs");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn calls_prints_what_toolprism_reads_of_a_response_or_a_stream() {
+    let dir = workspace();
+    let events = [
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": []}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Adding."}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "add", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"a\": 1}"}}),
+        json!({"type": "content_block_stop", "index": 1}),
+        json!({"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "toolu_2", "name": "add", "input": {}}}),
+        json!({"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{\"a\": 1,}"}}),
+        json!({"type": "content_block_stop", "index": 2}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}}),
+        json!({"type": "message_stop"}),
+    ];
+    let stream = events.iter().fold(String::new(), |mut stream, event| {
+        stream.push_str("data: ");
+        stream.push_str(&event.to_string());
+        stream.push_str("\r\n\r\n");
+        stream
+    });
+    std::fs::write(dir.path().join("stream.sse"), &stream).unwrap();
+    let output = tools(
+        dir.path(),
+        &["calls", "--provider", "anthropic", "--stream", "stream.sse"],
+    );
+    assert_eq!(status(&output), exit::OK);
+    let text = stdout(&output);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], r#"{"text":"Adding."}"#);
+    assert_eq!(
+        lines[1],
+        r#"{"id":"toolu_1","name":"add","arguments":{"a":1}}"#
+    );
+    let broken: Value = serde_json::from_str(lines[2]).unwrap();
+    assert_eq!(broken["id"], "toolu_2");
+    assert_eq!(broken["error"]["code"], "INVALID_TOOL_INPUT");
+    assert!(
+        broken["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("at byte 9"),
+        "{broken}"
+    );
+    assert_eq!(lines.len(), 3);
+
+    // A Gemini response read from standard input; Gemini sent no id.
+    let body = r#"{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"beep"}}]},"finishReason":"STOP"}]}"#;
+    let output = tools_with_input(dir.path(), &["calls", "--provider", "gemini", "-"], body);
+    assert_eq!(status(&output), exit::OK);
+    assert_eq!(
+        stdout(&output).trim(),
+        r#"{"id":null,"name":"beep","arguments":{}}"#
+    );
+
+    // Not what the provider sends: a clear error and its own status.
+    let output = tools_with_input(
+        dir.path(),
+        &["calls", "--provider", "openai-chat"],
+        "{\"x\": 1}",
+    );
+    assert_eq!(status(&output), exit::UNREADABLE);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("has no `choices`"));
+}

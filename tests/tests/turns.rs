@@ -10,11 +10,11 @@ use std::fs;
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use toolprism::lower::{Provider, ToolOptions, lower_tools};
+use toolprism::lower::{Provider, ToolOptions};
 use toolprism::prelude::*;
 use toolprism::turn::{
-    Arguments, AssistantTurn, Caller, ReadLimits, RunOptions, StopReason, StreamEvent,
-    StreamReader, TurnError, TurnPart, read_response, run_calls,
+    Arguments, AssistantTurn, Caller, Conversation, ReadLimits, RunOptions, StopReason,
+    StreamEvent, StreamReader, TurnError, TurnPart, read_response, run_calls,
 };
 use toolprism_tests::{check_wire, code, text, wire_transcripts};
 
@@ -774,47 +774,13 @@ fn echo_registry(turns: &[AssistantTurn]) -> Registry {
     Registry::builder().tools(tools).build().unwrap()
 }
 
-/// A whole next request for `turn`: the user's message, the turn echoed, its results.
-fn next_request(
-    turn: &AssistantTurn,
-    next: Vec<Value>,
-    tools: Vec<Value>,
-) -> (&'static str, Value) {
-    match turn.provider() {
-        Provider::OpenAiChat => {
-            let mut messages = vec![json!({"role": "user", "content": "go"})];
-            messages.extend(next);
-            (
-                "openai.chat.request",
-                json!({"model": "gpt-5", "messages": messages, "tools": tools}),
-            )
-        }
-        Provider::OpenAiResponses => {
-            let mut input = vec![json!({"role": "user", "content": "go"})];
-            input.extend(next);
-            (
-                "openai.responses.request",
-                json!({"model": "gpt-5", "input": input, "tools": tools, "store": false}),
-            )
-        }
-        Provider::Anthropic => {
-            let mut messages = vec![json!({"role": "user", "content": "go"})];
-            messages.extend(next);
-            let mut request = json!({"model": "claude-sonnet-4-5", "max_tokens": 1024, "messages": messages, "tools": tools});
-            if let Some(container) = turn.container() {
-                request["container"] = json!(container);
-            }
-            ("anthropic.request", request)
-        }
-        Provider::Gemini => {
-            let mut contents = vec![json!({"role": "user", "parts": [{"text": "go"}]})];
-            contents.extend(next);
-            (
-                "gemini.request",
-                json!({"contents": contents, "tools": tools}),
-            )
-        }
-        _ => unreachable!(),
+/// The SDK type a whole request body is checked against.
+fn request_type(provider: Provider) -> &'static str {
+    match provider {
+        Provider::OpenAiChat => "openai.chat.request",
+        Provider::OpenAiResponses => "openai.responses.request",
+        Provider::Anthropic => "anthropic.request",
+        _ => "gemini.request",
     }
 }
 
@@ -835,19 +801,23 @@ fn the_next_request_validates_against_the_providers_own_types() {
                 assert!(!outcome.is_error(), "{file}: {}", text(outcome));
             }
         }
-        let next = turn.next_messages(&outcomes).unwrap();
-        let tools = lower_tools(
-            turn.provider(),
-            snapshot.definitions(),
-            ToolOptions::default(),
-        )
-        .unwrap();
-        let (kind, mut request) = next_request(turn, next, tools);
+        // The conversation the host keeps: a system prompt, the user's message, the turn and
+        // its results, the tools.
+        let mut conversation = Conversation::new(turn.provider(), "a-model")
+            .with_system("Be brief.")
+            .with_tools(&snapshot, ToolOptions::default())
+            .unwrap();
+        conversation.user("go");
+        conversation.push_turn(turn, &outcomes).unwrap();
+        let mut request = conversation
+            .request("http://127.0.0.1:1", "key", false)
+            .body;
+        let kind = request_type(turn.provider());
         if file.starts_with("gemini-openai-compat") {
             // Gemini's OpenAI-compatible endpoint wants its thought signature back where it
             // came, in `extra_content`, which is not an OpenAI field: checked here, then left
             // out of the check by OpenAI's types.
-            let message = &mut request["messages"][1];
+            let message = &mut request["messages"][2];
             let extra = message
                 .as_object_mut()
                 .unwrap()

@@ -45,6 +45,19 @@ pub enum Provider {
     Gemini,
 }
 
+impl std::fmt::Display for Provider {
+    /// The API's name: `OpenAI Chat Completions`, `OpenAI Responses`, `Anthropic Messages`,
+    /// `Gemini`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::OpenAiChat => "OpenAI Chat Completions",
+            Self::OpenAiResponses => "OpenAI Responses",
+            Self::Anthropic => "Anthropic Messages",
+            Self::Gemini => "Gemini",
+        })
+    }
+}
+
 /// How tool definitions are lowered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]

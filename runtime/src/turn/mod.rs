@@ -54,6 +54,7 @@
 //! of order, a second start for the same call) is a [`TurnError`] naming the event.
 
 mod anthropic;
+mod conversation;
 mod gemini;
 mod grammar;
 mod next;
@@ -72,6 +73,7 @@ use crate::error::{FailureError, FailureKind};
 use crate::lower::Provider;
 use crate::outcome::{ToolFailure, ToolOutcome};
 
+pub use conversation::{Conversation, ProviderRequest};
 pub use grammar::StreamEvent;
 pub use next::{RunOptions, run_calls};
 pub use stream::StreamReader;
@@ -147,7 +149,7 @@ pub enum TurnError {
         message: String,
     },
     /// JSON that is not what the provider sends: a missing or mistyped field.
-    #[error("{what} is not a {provider:?} response: {message}")]
+    #[error("{what} is not what {provider} sends: {message}")]
     Shape {
         /// The provider read for.
         provider: Provider,
@@ -158,7 +160,7 @@ pub enum TurnError {
     },
     /// A stream that broke its own protocol: a delta for a block never started, an index out
     /// of order, a second start for the same call.
-    #[error("event {event} ({kind}) breaks the {provider:?} stream's protocol: {message}")]
+    #[error("event {event} ({kind}) breaks the protocol of a {provider} stream: {message}")]
     Protocol {
         /// The provider read for.
         provider: Provider,
@@ -244,6 +246,38 @@ impl Arguments {
         match self {
             Self::Json(value) => Some(value),
             _ => None,
+        }
+    }
+
+    /// Why these arguments cannot run, in the words the model is told; `None` for JSON.
+    ///
+    /// ```
+    /// use toolprism::turn::Arguments;
+    ///
+    /// let broken = Arguments::NotJson(r#"{"a": 1,"#.to_owned());
+    /// assert!(broken.problem().unwrap().contains("not valid JSON at byte"));
+    /// assert_eq!(Arguments::Json(serde_json::json!({})).problem(), None);
+    /// ```
+    pub fn problem(&self) -> Option<String> {
+        match self {
+            Self::Json(_) => None,
+            Self::NotJson(text) => {
+                Some(match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+                    Err(error) => format!(
+                        "the arguments are not valid JSON at byte {}: {error}",
+                        crate::text::json_error_byte(text.as_bytes(), &error)
+                    ),
+                    // A shape serde reads but a value cannot hold (nesting past its limit).
+                    Ok(_) => "the arguments could not be read".to_owned(),
+                })
+            }
+            Self::CutOff { received, why } => Some(format!(
+                "the call was cut off ({why}) after {} bytes of arguments, so it did not run; call it again with complete arguments",
+                received.len()
+            )),
+            Self::TooLarge { bytes, limit } => Some(format!(
+                "the arguments are more than {bytes} bytes of JSON text, more than the {limit} a call may send"
+            )),
         }
     }
 
@@ -352,13 +386,10 @@ impl ReadCall {
                 self.name.as_str(),
                 text.as_str(),
             )),
-            Arguments::CutOff { received, why } => Err(refusal(format!(
-                "the call to `{}` was cut off ({why}) after {} bytes of arguments, so it did not run; call it again with complete arguments",
+            refused => Err(refusal(format!(
+                "`{}`: {}",
                 crate::text::printable(&self.name, 80),
-                received.len()
-            ))),
-            Arguments::TooLarge { bytes, limit } => Err(refusal(format!(
-                "the arguments are more than {bytes} bytes of JSON text, more than the {limit} a call may send"
+                refused.problem().unwrap_or_default()
             ))),
         }
     }
