@@ -298,6 +298,18 @@ impl Arguments {
         }
     }
 
+    /// Arguments from the field a provider sends them in as text (`arguments`): text as
+    /// [`from_text`](Self::from_text); an object sent where text belongs is taken as it is;
+    /// no field at all is `{}`; anything else is kept as the JSON it was, never coerced.
+    pub(crate) fn from_field(field: Option<&Value>, limit: usize) -> Self {
+        match field {
+            None | Some(Value::Null) => Self::Json(Value::Object(Map::new())),
+            Some(Value::String(text)) => Self::from_text(text, limit),
+            Some(object @ Value::Object(_)) => Self::Json(object.clone()),
+            Some(other) => Self::NotJson(other.to_string()),
+        }
+    }
+
     /// The text to echo where a provider takes arguments as text.
     fn echo_text(&self) -> String {
         match self {

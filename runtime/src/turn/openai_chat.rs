@@ -84,10 +84,11 @@ pub(super) fn read_whole(turn: &mut TurnBuilder, value: Value) -> Result<(), Tur
     {
         let function = field(PROVIDER, call, "function", "a tool call")?;
         let name = str_field(function, "name").unwrap_or_default().to_owned();
-        let text = str_field(function, "arguments").unwrap_or_default();
-        let arguments = Arguments::from_text(text, max_call_bytes);
+        let arguments = Arguments::from_field(function.get("arguments"), max_call_bytes);
+        let text =
+            str_field(function, "arguments").map_or_else(|| arguments.echo_text(), str::to_owned);
         let index = turn.start_call(str_field(call, "id"))?;
-        let wire = call_wire(turn.call_id(index), &name, text, extra_of(call));
+        let wire = call_wire(turn.call_id(index), &name, &text, extra_of(call));
         turn.end_call(index, name, arguments, Caller::Model, wire);
     }
     match str_field(choice, "finish_reason") {

@@ -49,7 +49,7 @@ fn call_arguments(item: &Value, limit: usize, cut: Option<&str>) -> Arguments {
             why: "the item is incomplete".to_owned(),
         };
     }
-    Arguments::from_text(text, limit)
+    Arguments::from_field(item.get("arguments"), limit)
 }
 
 /// The stop reason of a finished `response` object.
