@@ -62,7 +62,10 @@ pub fn read_stream(provider: toolprism::lower::Provider, data: &[u8]) {
             .iter()
             .map(|call| match call.to_call() {
                 Ok(_) => toolprism::ToolOutcome::Failure(toolprism::ToolFailure::new(
-                    toolprism::error::FailureError::new(toolprism::error::FailureKind::UnknownTool, "no"),
+                    toolprism::error::FailureError::new(
+                        toolprism::error::FailureKind::UnknownTool,
+                        "no",
+                    ),
                 )),
                 Err(refused) => refused,
             })
