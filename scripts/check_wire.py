@@ -56,7 +56,12 @@ TYPES = {
 
 # A `generateContent` body has no SDK type of its own (the SDK builds it from its
 # parameters): its parts are checked with the SDK's models, and no other key is allowed.
-GEMINI_REQUEST_PARTS = {"contents": genai.Content, "tools": genai.Tool, "systemInstruction": genai.Content}
+GEMINI_REQUEST_PARTS = {
+    "contents": genai.Content,
+    "tools": genai.Tool,
+    "systemInstruction": genai.Content,
+    "toolConfig": genai.ToolConfig,
+}
 
 
 def check_gemini_request(value):

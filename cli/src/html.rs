@@ -58,12 +58,20 @@ fn render_call(out: &mut String, number: usize, call: &ReplayedCall) {
         Some(result) if result.is_error => "failed",
         Some(_) => "ok",
     };
+    // The title, when the tool has one, and the name the model called it by.
+    let shown_name = match &call.call.title {
+        Some(title) => format!(
+            "<span class=\"title\">{}</span> <span class=\"tool\">{}</span>",
+            escape(title),
+            escape(&call.call.name)
+        ),
+        None => format!("<span class=\"tool\">{}</span>", escape(&call.call.name)),
+    };
     let _ = write!(
         out,
         "<section class=\"call{}\" data-tool=\"{}\" id=\"call-{number}\">\n<header><span class=\"n\">{number}</span> \
-         <span class=\"tool\">{}</span> <code class=\"args\">{}</code> <span class=\"status\">{status}</span></header>\n",
+         {shown_name} <code class=\"args\">{}</code> <span class=\"status\">{status}</span></header>\n",
         if failed { " failed" } else { "" },
-        escape(&call.call.name),
         escape(&call.call.name),
         escape(&call.call.shown_args().to_string()),
     );
@@ -292,6 +300,9 @@ fn render_content(out: &mut String, blocks: &[ContentBlock]) {
                     escape(uri)
                 );
             }
+            ContentBlock::ToolReference { name } => {
+                let _ = write!(out, "<p class=\"content\">[tool {}]</p>", escape(name));
+            }
             other => {
                 let kind = serde_json::to_value(other)
                     .ok()
@@ -381,7 +392,7 @@ const STYLE: &str = "body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;ma
 h1{font-size:1.3em}.summary{color:#57606a}.problem{color:#9a6700}\
 section.call{border:1px solid #d0d7de;border-radius:6px;margin:1em 0;padding:.6em 1em}\
 section.call.failed{border-color:#cf222e;background:#fff8f8}\
-header .n{color:#57606a}header .tool{font-weight:600}header .args{color:#57606a;word-break:break-all}\
+header .n{color:#57606a}header .title{font-weight:600}header .tool{font-weight:600;font-family:monospace}header .title+.tool{font-weight:400;color:#57606a}header .args{color:#57606a;word-break:break-all}\
 .status{float:right;font-size:.85em;color:#1a7f37}.failed>.status,.failed>header>.status{color:#cf222e}\
 pre{background:#f6f8fa;padding:.5em;overflow-x:auto;white-space:pre-wrap;word-break:break-word;margin:.4em 0}\
 pre.spilled{border-left:3px solid #9a6700}pre.terminal{background:#0d1117;color:#e6edf3}pre.terminal,pre.content{max-height:22em;overflow-y:auto}\

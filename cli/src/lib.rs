@@ -239,8 +239,14 @@ fn list(registry: &Registry, style: Style) -> u8 {
             .take_while(|line| !line.is_empty())
             .collect::<Vec<_>>()
             .join(" ");
+        let about = tool.about();
+        let summary = match &about.title {
+            Some(title) => format!("{title}: {summary}"),
+            None => summary,
+        };
+        let hints = summary::hints(about);
         println!(
-            "{}  {:<81}  {}",
+            "{}  {:<81}  {}{}",
             style.bold(&format!("{:width$}", tool.name())),
             visible(&terminal::shorten(&summary, 80)),
             // Property names are an imported tool's server's text.
@@ -248,7 +254,12 @@ fn list(registry: &Registry, style: Style) -> u8 {
                 "{} → {}",
                 summary::of(tool.input_schema()),
                 summary::of(tool.output_schema())
-            )))
+            ))),
+            style.dim(&if hints.is_empty() {
+                String::new()
+            } else {
+                format!("  ({})", hints.join(", "))
+            })
         );
     }
     exit::OK
@@ -260,12 +271,16 @@ fn schema(registry: &Registry, tool: &str, dialect: Option<Dialect>) -> u8 {
         return error(exit::UNKNOWN_TOOL, &format!("no tool is named `{tool}`"));
     };
     let shown = match dialect {
-        None => json!({
-            "name": definition.name(),
-            "description": definition.description(),
-            "input_schema": definition.input_schema(),
-            "output_schema": definition.output_schema(),
-        }),
+        None => {
+            let mut shown = json!({
+                "name": definition.name(),
+                "description": definition.description(),
+                "input_schema": definition.input_schema(),
+                "output_schema": definition.output_schema(),
+            });
+            summary::add_about(&mut shown, definition.about());
+            shown
+        }
         Some(dialect) => {
             let (provider, options) = match dialect {
                 Dialect::OpenaiChat => (Provider::OpenAiChat, ToolOptions::default()),

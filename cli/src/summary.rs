@@ -75,6 +75,73 @@ fn summary(schema: &Value, depth: usize) -> String {
     }
 }
 
+/// What a tool's hints say, in words: `read-only`, `destructive`, `idempotent`, `open-world`
+/// (and their negations where the tool said so).
+pub(crate) fn hints(about: &toolprism::tool::ToolAbout) -> Vec<&'static str> {
+    let hints = about.hints;
+    let mut said = Vec::new();
+    for (value, yes, no) in [
+        (hints.read_only, "read-only", "writes"),
+        (hints.destructive, "destructive", "not destructive"),
+        (hints.idempotent, "idempotent", "not idempotent"),
+        (hints.open_world, "open-world", "closed-world"),
+    ] {
+        match value {
+            Some(true) => said.push(yes),
+            Some(false) => said.push(no),
+            None => {}
+        }
+    }
+    if about.defer_loading {
+        said.push("deferred");
+    }
+    match about.callers {
+        toolprism::tool::Callers::Programs => said.push("programs only"),
+        toolprism::tool::Callers::Direct => said.push("model only"),
+        _ => {}
+    }
+    said
+}
+
+/// A tool's account of itself, added to its schema's JSON: title, hints (as MCP names them),
+/// icons, examples, timeout, deferral and callers, each where said.
+pub(crate) fn add_about(shown: &mut serde_json::Value, about: &toolprism::tool::ToolAbout) {
+    use serde_json::json;
+    if let Some(title) = &about.title {
+        shown["title"] = json!(title);
+    }
+    let hints = about.hints;
+    if !hints.is_empty() {
+        let mut annotations = serde_json::Map::new();
+        for (name, value) in [
+            ("readOnlyHint", hints.read_only),
+            ("destructiveHint", hints.destructive),
+            ("idempotentHint", hints.idempotent),
+            ("openWorldHint", hints.open_world),
+        ] {
+            if let Some(value) = value {
+                annotations.insert(name.to_owned(), json!(value));
+            }
+        }
+        shown["annotations"] = serde_json::Value::Object(annotations);
+    }
+    if !about.icons.is_empty() {
+        shown["icons"] = json!(about.icons);
+    }
+    if !about.examples.is_empty() {
+        shown["examples"] = json!(about.examples);
+    }
+    if let Some(timeout) = about.timeout {
+        shown["timeout_ms"] = json!(timeout.as_millis());
+    }
+    if about.defer_loading {
+        shown["defer_loading"] = json!(true);
+    }
+    if about.callers != toolprism::tool::Callers::Both {
+        shown["callers"] = json!(about.callers);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

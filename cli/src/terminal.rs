@@ -86,6 +86,7 @@ pub fn content(blocks: &[ContentBlock], max_lines: usize) -> String {
                 format!("[audio {mime_type}, {} base64 bytes]", data.len())
             }
             ContentBlock::EmbeddedResource { uri, .. } => format!("[resource {uri}, inline]"),
+            ContentBlock::ToolReference { name } => format!("[tool {name}]"),
             _ => "[content]".to_owned(),
         };
         let lines: Vec<&str> = body.lines().collect();

@@ -131,11 +131,16 @@ impl CodeMode {
     }
 
     /// The `run_code` tool, declaring `tools` in its description. A program can call every
-    /// tool of the snapshot it runs in but `run_code` itself; the declarations say what
-    /// each takes and gives.
+    /// tool of the snapshot it runs in that programs may call (not one only the model may
+    /// call, nor `run_code` itself); the declarations say what each takes and gives. A tool
+    /// only programs may call is declared here and offered to the model nowhere else.
     pub fn tool<'a>(&self, tools: impl IntoIterator<Item = &'a AdvertisedTool>) -> ToolDef {
         let own = self.name.clone();
-        let declared = declarations(tools.into_iter().filter(|tool| tool.name() != own));
+        let declared = declarations(
+            tools
+                .into_iter()
+                .filter(|tool| tool.name() != own && tool.about().callers.programs()),
+        );
         let limits = self.limits;
         let runs = self.runs.clone();
         ToolDef::builder(self.name.clone())
@@ -147,6 +152,9 @@ impl CodeMode {
             })
             .render(|_, value: &RunCodeValue| render(value))
             .build()
+            .with_title("Run a program")
+            // The model writes programs; a program does not start another.
+            .with_callers(toolprism::tool::Callers::Direct)
     }
 
     /// Registers `run_code` in `registry`, declaring the tools registered so far. A registry

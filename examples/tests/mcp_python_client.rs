@@ -45,6 +45,34 @@ fn the_python_sdk_lists_calls_validates_reads_back_and_hears_progress() {
         assert_eq!(tools.first(), Some(&json!("read")), "{generation}");
         assert_eq!(tools.last(), Some(&json!("count_to")));
 
+        // The coding tools' titles and hints, as the SDK's types read them; examples are in
+        // the description, MCP having no field for them.
+        let about = &report["about"];
+        assert_eq!(about["read"]["title"], "Read file", "{generation}");
+        assert_eq!(
+            about["read"]["annotations"],
+            json!({"readOnlyHint": true, "openWorldHint": false}),
+            "{generation}"
+        );
+        assert_eq!(
+            about["write"]["annotations"],
+            json!({"destructiveHint": true, "idempotentHint": true, "openWorldHint": false}),
+            "{generation}"
+        );
+        assert_eq!(about["bash"]["annotations"]["destructiveHint"], true);
+        assert_eq!(about["bash"]["annotations"]["openWorldHint"], true);
+        assert_eq!(
+            about["web_fetch"]["annotations"],
+            json!({"readOnlyHint": true, "openWorldHint": true})
+        );
+        assert!(
+            about["grep"]["description"]
+                .as_str()
+                .unwrap()
+                .contains("Examples of arguments:"),
+            "{generation}"
+        );
+
         // The SDK checked `structuredContent` against `outputSchema` before returning it.
         let read = &report["read"];
         assert_eq!(read["is_error"], false);

@@ -107,26 +107,20 @@ fn every_card_kind_renders_in_a_browser_and_hostile_markup_stays_text() {
             "no {kind} card:\n{dom}"
         );
     }
-    assert!(
-        dom.contains("<span class=\"b f31\">red</span>"),
-        "ANSI colors:\n{dom}"
-    );
-    assert!(
-        dom.contains("<span class=\"add\">+    43</span>"),
-        "the diff:\n{dom}"
-    );
-    assert!(
-        dom.contains("class=\"content spilled\""),
-        "the spilled preview:\n{dom}"
-    );
-    assert!(
-        dom.contains("<section class=\"call failed\""),
-        "the failure:\n{dom}"
-    );
-    assert!(
-        dom.contains("2 nested calls"),
-        "the program's calls:\n{dom}"
-    );
+    for (shown, what) in [
+        // Each call under its tool's title, beside the name the model called it by.
+        (
+            "<span class=\"title\">Edit file</span> <span class=\"tool\">edit</span>",
+            "the titles",
+        ),
+        ("<span class=\"b f31\">red</span>", "ANSI colors"),
+        ("<span class=\"add\">+    43</span>", "the diff"),
+        ("class=\"content spilled\"", "the spilled preview"),
+        ("<section class=\"call failed\"", "the failure"),
+        ("2 nested calls", "the program's calls"),
+    ] {
+        assert!(dom.contains(shown), "{what}:\n{dom}");
+    }
     // The tool keeps the title as the page wrote it (an entity), and the page shows that text.
     assert!(
         dom.contains("Release &amp;lt;notes&amp;gt;"),

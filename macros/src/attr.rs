@@ -3,12 +3,15 @@
 use proc_macro2::{Span, TokenStream};
 use syn::meta::ParseNestedMeta;
 use syn::parse::Parser as _;
+use syn::spanned::Spanned as _;
 use syn::{Attribute, LitStr, Path};
 
 use crate::errors::Errors;
 
-const TOOL_OPTIONS: &str =
-    "`name`, `description`, `render`, `presentation_meta`, `struct_name`, `crate`";
+const TOOL_OPTIONS: &str = "`name`, `description`, `render`, `presentation_meta`, `struct_name`, `crate`, `title`, `read_only`, `destructive`, `idempotent`, `open_world`, `icon(...)`, `examples`, `timeout`, `defer_loading`, `callers`";
+
+/// The hints a tool may state, as flags.
+const HINTS: [&str; 4] = ["read_only", "destructive", "idempotent", "open_world"];
 const ARG_OPTIONS: &str = "`description`";
 
 /// The options of one `#[tool(...)]`.
@@ -21,6 +24,31 @@ pub(crate) struct ToolAttr {
     /// The name of the generated unit struct, instead of the function's name in `PascalCase`.
     pub(crate) struct_name: Option<LitStr>,
     pub(crate) krate: Option<Path>,
+    /// What the tool says about itself.
+    pub(crate) about: AboutAttr,
+}
+
+/// What `#[tool(...)]` says of the tool besides its name and schemas.
+#[derive(Default)]
+pub(crate) struct AboutAttr {
+    pub(crate) title: Option<LitStr>,
+    /// `read_only`, `destructive`, `idempotent`, `open_world`: each its value and where it was said.
+    pub(crate) hints: Vec<(String, bool, Span)>,
+    pub(crate) icons: Vec<IconAttr>,
+    /// Each example's text, checked to be a JSON object.
+    pub(crate) examples: Vec<LitStr>,
+    pub(crate) timeout_millis: Option<(u64, Span)>,
+    pub(crate) defer_loading: Option<Span>,
+    /// `direct`, `programs` or `both`.
+    pub(crate) callers: Option<LitStr>,
+}
+
+/// One `icon(src = "…", mime_type = "…", size = "…", theme = "…")`.
+pub(crate) struct IconAttr {
+    pub(crate) src: LitStr,
+    pub(crate) mime_type: Option<LitStr>,
+    pub(crate) sizes: Vec<LitStr>,
+    pub(crate) theme: Option<LitStr>,
 }
 
 /// Parses the tokens inside `#[tool(...)]`, recording every problem in `errors`.
@@ -67,7 +95,43 @@ fn parse_tool_option(
         errors.push(meta.error(format!("expected `{key} = ...`")));
         return skip_value(meta);
     }
+    if HINTS.contains(&key.as_str()) {
+        return parse_hint(&mut attr.about, &key, meta, errors);
+    }
     match key.as_str() {
+        "title" => set(&mut attr.about.title, meta.value()?.parse()?, meta, errors),
+        "icon" => parse_icon(&mut attr.about, meta, errors)?,
+        "examples" => parse_examples(&mut attr.about, meta, errors)?,
+        "timeout" => {
+            let literal: LitStr = meta.value()?.parse()?;
+            match parse_duration(&literal.value()) {
+                Some(millis) if attr.about.timeout_millis.is_none() => {
+                    attr.about.timeout_millis = Some((millis, literal.span()));
+                }
+                Some(_) => errors.push(meta.error("duplicate option `timeout`")),
+                None => errors.push_spanned(
+                    &literal,
+                    "`timeout` is a duration such as `\"30s\"`, `\"500ms\"` or `\"2m\"`, more than zero",
+                ),
+            }
+        }
+        "defer_loading" => {
+            if attr.about.defer_loading.is_some() {
+                errors.push(meta.error("duplicate option `defer_loading`"));
+            }
+            attr.about.defer_loading = Some(meta.path.span());
+        }
+        "callers" => {
+            let literal: LitStr = meta.value()?.parse()?;
+            if ["direct", "programs", "both"].contains(&literal.value().as_str()) {
+                set(&mut attr.about.callers, literal, meta, errors);
+            } else {
+                errors.push_spanned(
+                    &literal,
+                    "`callers` is `\"direct\"` (the model), `\"programs\"` (Code Mode) or `\"both\"`",
+                );
+            }
+        }
         "name" => set(&mut attr.name, meta.value()?.parse()?, meta, errors),
         "description" => set(&mut attr.description, meta.value()?.parse()?, meta, errors),
         "render" => set(&mut attr.render, meta.value()?.parse()?, meta, errors),
@@ -112,6 +176,132 @@ fn parse_tool_option(
         }
     }
     Ok(())
+}
+
+/// `read_only`, or `read_only = false`: a hint, once; `read_only` with `destructive` is a
+/// contradiction, reported on the second said.
+fn parse_hint(
+    about: &mut AboutAttr,
+    key: &str,
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let value = if meta.input.peek(syn::Token![=]) {
+        meta.value()?.parse::<syn::LitBool>()?.value
+    } else {
+        true
+    };
+    let span = meta.path.span();
+    if about.hints.iter().any(|(said, _, _)| said == key) {
+        errors.push(meta.error(format!("duplicate option `{key}`")));
+        return Ok(());
+    }
+    let contradicts = |other: &str| {
+        about
+            .hints
+            .iter()
+            .any(|(said, said_value, _)| said == other && *said_value)
+    };
+    if value
+        && ((key == "destructive" && contradicts("read_only"))
+            || (key == "read_only" && contradicts("destructive")))
+    {
+        errors.push(syn::Error::new(
+            span,
+            "a tool cannot be both `read_only` and `destructive`: a read-only tool changes nothing",
+        ));
+    }
+    about.hints.push((key.to_owned(), value, span));
+    Ok(())
+}
+
+/// `icon(src = "…", mime_type = "…", size = "…", theme = "light" | "dark")`.
+fn parse_icon(
+    about: &mut AboutAttr,
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let mut src = None;
+    let mut mime_type = None;
+    let mut sizes = Vec::new();
+    let mut theme = None;
+    meta.parse_nested_meta(|inner| {
+        match inner.path.get_ident().map(ToString::to_string).as_deref() {
+            Some("src") => set(&mut src, inner.value()?.parse()?, &inner, errors),
+            Some("mime_type") => set(&mut mime_type, inner.value()?.parse()?, &inner, errors),
+            Some("size") => sizes.push(inner.value()?.parse()?),
+            Some("theme") => {
+                let literal: LitStr = inner.value()?.parse()?;
+                if ["light", "dark"].contains(&literal.value().as_str()) {
+                    set(&mut theme, literal, &inner, errors);
+                } else {
+                    errors.push_spanned(&literal, "an icon's `theme` is `\"light\"` or `\"dark\"`");
+                }
+            }
+            _ => {
+                errors
+                    .push(inner.error(
+                        "unknown icon option; expected `src`, `mime_type`, `size`, `theme`",
+                    ));
+                skip_value(&inner)?;
+            }
+        }
+        Ok(())
+    })?;
+    match src {
+        Some(src) => about.icons.push(IconAttr {
+            src,
+            mime_type,
+            sizes,
+            theme,
+        }),
+        None => errors.push(meta.error("an `icon(...)` needs `src = \"…\"`")),
+    }
+    Ok(())
+}
+
+/// `examples = [r#"{…}"#, …]`: each a JSON object of arguments, checked here so that one that
+/// is not JSON is a compile error on its own span.
+fn parse_examples(
+    about: &mut AboutAttr,
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let array: syn::ExprArray = meta.value()?.parse()?;
+    for element in array.elems {
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(literal),
+            ..
+        }) = element
+        else {
+            errors.push_spanned(&element, "an example is a string literal holding a JSON object, e.g. `r#\"{\"path\": \"a.txt\"}\"#`");
+            continue;
+        };
+        match crate::json::check(&literal.value()) {
+            Ok(true) => about.examples.push(literal),
+            Ok(false) => errors.push_spanned(&literal, "an example is a JSON object of arguments"),
+            Err(problem) => {
+                errors.push_spanned(&literal, format!("this example is not JSON: {problem}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `30s`, `500ms`, `2m`, `1h`: milliseconds, more than zero.
+fn parse_duration(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|ch: char| !ch.is_ascii_digit())?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let millis = match unit.trim() {
+        "ms" => number,
+        "s" => number.checked_mul(1_000)?,
+        "m" => number.checked_mul(60_000)?,
+        "h" => number.checked_mul(3_600_000)?,
+        _ => return None,
+    };
+    (millis > 0).then_some(millis)
 }
 
 /// The options of `#[toolset(...)]`.

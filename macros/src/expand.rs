@@ -208,12 +208,71 @@ pub(crate) fn tool_def(
         quote_spanned!(tool.sig.ident.span()=> #krate::__private::tool_body_must_be_send);
     let body_step =
         quote_spanned!(tool.sig.ident.span()=> #must_be_send(#head #signature, #handler));
+    let about = about_steps(tool, krate);
     quote! {
         #body_step
             #(#states)*
             #projections
             .build()
+            #about
     }
+}
+
+/// `.with_title(…)`, `.read_only(true)`, `.with_icon(…)`, `.with_example(…)`,
+/// `.with_timeout(…)`, `.with_defer_loading(true)`, `.with_callers(…)`: what the attribute
+/// said of the tool, each on the definition `build()` made.
+fn about_steps(tool: &ToolFn, krate: &Path) -> TokenStream {
+    let about = &tool.attr.about;
+    let title = about
+        .title
+        .as_ref()
+        .map(|title| quote!(.with_title(#title)));
+    let hints = about.hints.iter().map(|(key, value, span)| {
+        let method = Ident::new(key, *span);
+        quote!(.#method(#value))
+    });
+    let icons = about.icons.iter().map(|icon| {
+        let src = &icon.src;
+        let mime = icon
+            .mime_type
+            .as_ref()
+            .map(|mime| quote!(.with_mime_type(#mime)));
+        let sizes = icon.sizes.iter().map(|size| quote!(.with_size(#size)));
+        let theme = icon.theme.as_ref().map(|theme| {
+            let variant = Ident::new(
+                if theme.value() == "dark" {
+                    "Dark"
+                } else {
+                    "Light"
+                },
+                theme.span(),
+            );
+            quote!(.with_theme(#krate::__private::IconTheme::#variant))
+        });
+        quote!(.with_icon(#krate::__private::Icon::new(#src) #mime #(#sizes)* #theme))
+    });
+    let examples = about
+        .examples
+        .iter()
+        .map(|example| quote!(.with_example(#krate::__private::example(#example))));
+    let timeout = about
+        .timeout_millis
+        .map(|(millis, _)| quote!(.with_timeout(::core::time::Duration::from_millis(#millis))));
+    let defer = about
+        .defer_loading
+        .map(|_| quote!(.with_defer_loading(true)));
+    let callers = about.callers.as_ref().map(|callers| {
+        let variant = Ident::new(
+            match callers.value().as_str() {
+                "direct" => "Direct",
+                "programs" => "Programs",
+                _ => "Both",
+            },
+            callers.span(),
+        );
+        quote!(.with_callers(#krate::__private::Callers::#variant))
+    });
+    quote!(#title #(#hints)* #(#icons)* #(#examples)* #timeout #defer #callers)
 }
 
 /// `ToolDef::builder(name).description(text)`.

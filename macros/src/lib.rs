@@ -6,6 +6,7 @@ mod attr;
 mod errors;
 mod expand;
 mod fallback;
+mod json;
 mod valid;
 mod verbatim;
 

@@ -36,7 +36,7 @@ use tokio::sync::Notify;
 use toolprism::bound::json_len_within;
 use toolprism::error::{FailureKind, codes};
 use toolprism::schema::{check_input_schema, check_output_schema};
-use toolprism::tool::Presented;
+use toolprism::tool::{Icon, IconTheme, Namespace, Presented, ToolAbout};
 use toolprism::{ContentBlock, RegistrationError, Registry, ToolContext, ToolDef, ToolError};
 
 use crate::content::from_mcp;
@@ -80,6 +80,10 @@ pub struct ImportOptions {
     /// Speak only this protocol version (`2025-11-25` with `initialize`, `2026-07-28`
     /// without). Default: `None`, 2026-07-28 if the server offers it, else 2025-11-25.
     pub protocol_version: Option<ProtocolVersion>,
+    /// Put every imported tool in this group for OpenAI Responses (`namespace` tools).
+    pub namespace: Option<Namespace>,
+    /// Defer every imported tool: left out of the first request, found through tool search.
+    pub defer_loading: bool,
 }
 
 impl Default for ImportOptions {
@@ -89,6 +93,8 @@ impl Default for ImportOptions {
             call_timeout: Duration::from_secs(120),
             connect_timeout: Duration::from_secs(30),
             protocol_version: None,
+            namespace: None,
+            defer_loading: false,
         }
     }
 }
@@ -112,6 +118,20 @@ impl ImportOptions {
     #[must_use]
     pub fn protocol_version(mut self, version: ProtocolVersion) -> Self {
         self.protocol_version = Some(version);
+        self
+    }
+
+    /// The same options, with every imported tool in this namespace (OpenAI Responses).
+    #[must_use]
+    pub fn namespace(mut self, namespace: Namespace) -> Self {
+        self.namespace = Some(namespace);
+        self
+    }
+
+    /// The same options, with every imported tool deferred to tool search.
+    #[must_use]
+    pub fn defer_loading(mut self, defer: bool) -> Self {
+        self.defer_loading = defer;
         self
     }
 
@@ -583,6 +603,9 @@ fn remote_tool_def(local: String, tool: Tool, shared: &ClientShared) -> (RemoteT
     let (peer, progress) = (shared.peer.clone(), shared.progress.clone());
     let timeout = shared.options.call_timeout;
     let remote_name = tool.name.to_string();
+    let mut about = remote_about(&tool);
+    about.namespace.clone_from(&shared.options.namespace);
+    about.defer_loading = shared.options.defer_loading;
     let input = Value::Object(Arc::unwrap_or_clone(tool.input_schema));
     let input_validated = check_input_schema(&input).is_ok();
     let declared = tool
@@ -621,7 +644,7 @@ fn remote_tool_def(local: String, tool: Tool, shared: &ClientShared) -> (RemoteT
             let shape = shape.clone();
             async move { remote.call(name, args, cx, &shape).await }
         });
-    let mut def = builder.build();
+    let mut def = builder.build().with_about(about);
     if !input_validated {
         def = def.with_advertised_input_schema(input);
     }
@@ -634,6 +657,81 @@ fn remote_tool_def(local: String, tool: Tool, shared: &ClientShared) -> (RemoteT
         },
         def,
     )
+}
+
+/// The most icons kept of an imported tool, and the longest title and icon address.
+const MAX_REMOTE_ICONS: usize = 8;
+const MAX_REMOTE_TITLE: usize = 200;
+const MAX_REMOTE_ICON_SRC: usize = 2_048;
+
+/// What a remote tool says of itself: its title, hints and icons, kept as the server's hints —
+/// nothing here trusts them for a decision. What registration would refuse is left out rather
+/// than refusing the tool: a title past 200 characters is cut, icons past 8 or whose address
+/// is not http(s) or data: (or past 2,048 characters) are dropped, and hints that contradict
+/// each other (read-only and destructive) say neither.
+fn remote_about(tool: &Tool) -> ToolAbout {
+    let mut about = ToolAbout::default();
+    let annotations = tool.annotations.as_ref();
+    about.title = tool
+        .title
+        .clone()
+        .or_else(|| annotations.and_then(|annotations| annotations.title.clone()))
+        .filter(|title| !title.trim().is_empty())
+        .map(|title| title.chars().take(MAX_REMOTE_TITLE).collect());
+    if let Some(annotations) = annotations {
+        about.hints.read_only = annotations.read_only_hint;
+        about.hints.destructive = annotations.destructive_hint;
+        about.hints.idempotent = annotations.idempotent_hint;
+        about.hints.open_world = annotations.open_world_hint;
+        if about.hints.read_only == Some(true) && about.hints.destructive == Some(true) {
+            about.hints.read_only = None;
+            about.hints.destructive = None;
+        }
+    }
+    for icon in tool.icons.iter().flatten().take(MAX_REMOTE_ICONS) {
+        let scheme_ok = ["https://", "http://", "data:"]
+            .iter()
+            .any(|scheme| icon.src.starts_with(scheme));
+        if !scheme_ok || icon.src.len() > MAX_REMOTE_ICON_SRC {
+            continue;
+        }
+        let mut kept = Icon::new(icon.src.clone());
+        if let Some(mime) = icon
+            .mime_type
+            .as_ref()
+            .filter(|mime| mime.len() <= 128 && mime.contains('/'))
+        {
+            kept = kept.with_mime_type(mime.clone());
+        }
+        for size in icon.sizes.iter().flatten().take(8) {
+            let fine = size == "any"
+                || size.split_once('x').is_some_and(|(width, height)| {
+                    !width.is_empty()
+                        && !height.is_empty()
+                        && width.len() <= 6
+                        && height.len() <= 6
+                        && width
+                            .bytes()
+                            .chain(height.bytes())
+                            .all(|b| b.is_ascii_digit())
+                });
+            if fine {
+                kept = kept.with_size(size.clone());
+            }
+        }
+        if let Some(theme) = icon.theme {
+            kept = kept.with_theme(match theme {
+                rmcp::model::IconTheme::Dark => IconTheme::Dark,
+                _ => IconTheme::Light,
+            });
+        }
+        about.icons.push(kept);
+    }
+    // Whatever else registration would refuse in them, the icons go, not the tool.
+    if about.check().is_err() {
+        about.icons.clear();
+    }
+    about
 }
 
 /// What a call to an imported tool needs of its server.

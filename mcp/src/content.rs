@@ -53,6 +53,8 @@ pub(crate) fn into_mcp(block: ContentBlock) -> mcp::ContentBlock {
             };
             mcp::ContentBlock::Resource(EmbeddedResource::new(contents))
         }
+        // MCP has no tool reference: a line of text, the way lowering says it elsewhere.
+        ContentBlock::ToolReference { name } => mcp::ContentBlock::text(format!("[tool: {name}]")),
         // A kind added to toolprism later reaches MCP peers as its JSON, never not at all.
         other => mcp::ContentBlock::text(serde_json::to_string(&other).unwrap_or_default()),
     }

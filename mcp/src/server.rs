@@ -22,7 +22,7 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, RequestMetaObject, ResourceContents,
-    ResourceTemplate, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    ResourceTemplate, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
 };
 use rmcp::service::{
     MaybeSendFuture, NotificationContext, RequestContext, RoleServer, SubscriptionContext,
@@ -31,7 +31,9 @@ use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value, json};
 use tokio::sync::watch;
 use toolprism::context::{Progress, ProgressSink};
+use toolprism::lower::description_with_examples;
 use toolprism::pipeline::DispatchOptions;
+use toolprism::tool::{IconTheme, ToolAbout};
 use toolprism::{ChangeListener, OutcomeParts, Registry, SmolStr, Surface, ToolOutcome};
 
 use crate::content::into_mcp;
@@ -274,15 +276,22 @@ impl McpServer {
         }
         let mut current = Vec::with_capacity(snapshot.definitions().len());
         let mut legacy = Vec::with_capacity(snapshot.definitions().len());
-        for definition in snapshot.definitions() {
+        // A tool only programs may call is not offered to an MCP host's model.
+        for definition in snapshot
+            .definitions()
+            .filter(|definition| definition.about().callers.direct())
+        {
             let (input, output) = (definition.input_schema(), definition.output_schema());
             let tool = |input: JsonObject, output: JsonObject| {
-                Tool::new_with_raw(
-                    definition.name().to_owned(),
-                    Some(Cow::Owned(definition.description().to_owned())),
-                    Arc::new(input),
+                about_tool(
+                    Tool::new_with_raw(
+                        definition.name().to_owned(),
+                        Some(description_with_examples(definition).into_owned().into()),
+                        Arc::new(input),
+                    )
+                    .with_raw_output_schema(Arc::new(output)),
+                    definition.about(),
                 )
-                .with_raw_output_schema(Arc::new(output))
             };
             let legacy_output = if definition.output_is_object() {
                 legacy_form(output)
@@ -672,6 +681,54 @@ impl ServerHandler for McpServer {
             }
         });
     }
+}
+
+/// A tool's title, hints and icons, in MCP's fields (the same at both protocol generations).
+fn about_tool(mut tool: Tool, about: &ToolAbout) -> Tool {
+    if let Some(title) = &about.title {
+        tool = tool.with_title(title.clone());
+    }
+    let hints = about.hints;
+    if !hints.is_empty() {
+        let mut annotations = ToolAnnotations::new();
+        if let Some(value) = hints.read_only {
+            annotations = annotations.read_only(value);
+        }
+        if let Some(value) = hints.destructive {
+            annotations = annotations.destructive(value);
+        }
+        if let Some(value) = hints.idempotent {
+            annotations = annotations.idempotent(value);
+        }
+        if let Some(value) = hints.open_world {
+            annotations = annotations.open_world(value);
+        }
+        tool = tool.with_annotations(annotations);
+    }
+    if !about.icons.is_empty() {
+        let icons = about
+            .icons
+            .iter()
+            .map(|icon| {
+                let mut mcp_icon = rmcp::model::Icon::new(icon.src.clone());
+                if let Some(mime) = &icon.mime_type {
+                    mcp_icon = mcp_icon.with_mime_type(mime.clone());
+                }
+                if !icon.sizes.is_empty() {
+                    mcp_icon = mcp_icon.with_sizes(icon.sizes.clone());
+                }
+                if let Some(theme) = icon.theme {
+                    mcp_icon = mcp_icon.with_theme(match theme {
+                        IconTheme::Dark => rmcp::model::IconTheme::Dark,
+                        _ => rmcp::model::IconTheme::Light,
+                    });
+                }
+                mcp_icon
+            })
+            .collect();
+        tool = tool.with_icons(icons);
+    }
+    tool
 }
 
 #[cfg(test)]

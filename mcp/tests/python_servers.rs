@@ -38,6 +38,22 @@ async fn a_fastmcp_server_is_imported_with_its_values_checked() {
             .unwrap()
     };
 
+    // What the server says of its tools is kept, as its hints: a title, the hints, the icon
+    // with an http(s) address (the script one is dropped); hints that contradict each other
+    // say neither.
+    let snapshot = registry.snapshot();
+    let weather = snapshot.definition("weather").unwrap().about();
+    assert_eq!(weather.title.as_deref(), Some("City weather"));
+    assert_eq!(
+        (weather.hints.read_only, weather.hints.open_world),
+        (Some(true), Some(true))
+    );
+    assert_eq!(weather.icons.len(), 1);
+    assert_eq!(weather.icons[0].src, "https://example.com/sun.png");
+    assert_eq!(weather.icons[0].sizes, ["48x48"]);
+    let fail = snapshot.definition("fail").unwrap().about();
+    assert_eq!((fail.hints.read_only, fail.hints.destructive), (None, None));
+
     // A typed value, validated against its schema.
     assert!(find("weather").output_validated);
     let outcome = run(&registry, "weather", json!({"city": "Lima"})).await;

@@ -47,6 +47,9 @@ pub(crate) trait CallScope: Send + Sync + 'static {
     fn report(&self, progress: &Progress);
     fn nested(self: Arc<Self>, call: ToolCall) -> BoxFuture<'static, ToolOutcome>;
     fn tool_names(&self) -> Box<dyn Iterator<Item = &str> + '_>;
+    /// The call's snapshot's tools, erased: this module sits below the one that defines them
+    /// (tool search downcasts it).
+    fn tools(&self) -> Arc<dyn std::any::Any + Send + Sync>;
     /// The plan of the called tool's output schema, if it has one.
     fn output_plan(&self) -> Option<&Plan>;
 }
@@ -58,6 +61,11 @@ impl ToolContext {
 
     pub(crate) fn output_plan(&self) -> Option<&Plan> {
         self.scope.output_plan()
+    }
+
+    /// The call's snapshot's tools (a `ToolTable`), erased.
+    pub(crate) fn tools(&self) -> Arc<dyn std::any::Any + Send + Sync> {
+        self.scope.tools()
     }
 
     /// The id of this call.
@@ -197,8 +205,9 @@ impl ToolContext {
         self.scope.clone().nested(call)
     }
 
-    /// The names of the tools nested dispatch can reach (those of the call's snapshot), in
-    /// registration order: what a program host such as Code Mode offers a program.
+    /// The names of the tools nested dispatch can reach (those of the call's snapshot that
+    /// programs may call), in registration order: what a program host such as Code Mode
+    /// offers a program.
     ///
     /// ```
     /// use toolprism::prelude::*;

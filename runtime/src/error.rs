@@ -52,11 +52,16 @@ pub enum FailureKind {
     /// The pipeline itself failed (a bug in toolprism or a dependency); the panic was
     /// contained.
     Internal,
+    /// The body ran past the tool's timeout (or the registry's) and was dropped.
+    Timeout,
+    /// The tool may not be called this way: a tool only programs may call, called by the
+    /// model, or one only the model may call, called by a program.
+    NotCallable,
 }
 
 impl FailureKind {
     /// Every kind, for matching a code back to its kind.
-    const ALL: [Self; 13] = [
+    const ALL: [Self; 15] = [
         Self::InvalidInput,
         Self::InvalidOutput,
         Self::UnknownTool,
@@ -70,6 +75,8 @@ impl FailureKind {
         Self::OutputNotRetained,
         Self::NestingTooDeep,
         Self::Internal,
+        Self::Timeout,
+        Self::NotCallable,
     ];
 
     /// The machine-readable code, e.g. `"INVALID_TOOL_INPUT"`.
@@ -88,6 +95,8 @@ impl FailureKind {
             Self::OutputNotRetained => "OUTPUT_NOT_RETAINED",
             Self::NestingTooDeep => "NESTING_TOO_DEEP",
             Self::Internal => "INTERNAL_ERROR",
+            Self::Timeout => "TOOL_TIMEOUT",
+            Self::NotCallable => "TOOL_NOT_CALLABLE",
         }
     }
 
@@ -107,6 +116,8 @@ impl FailureKind {
             Self::OutputNotRetained => "OutputNotRetained",
             Self::NestingTooDeep => "NestingTooDeep",
             Self::Internal => "InternalError",
+            Self::Timeout => "ToolTimeout",
+            Self::NotCallable => "ToolNotCallable",
         }
     }
 
@@ -146,6 +157,10 @@ pub mod codes {
     pub const NESTING_TOO_DEEP: &str = FailureKind::NestingTooDeep.code();
     /// [`FailureKind::Internal`].
     pub const INTERNAL_ERROR: &str = FailureKind::Internal.code();
+    /// [`FailureKind::Timeout`].
+    pub const TOOL_TIMEOUT: &str = FailureKind::Timeout.code();
+    /// [`FailureKind::NotCallable`].
+    pub const TOOL_NOT_CALLABLE: &str = FailureKind::NotCallable.code();
 }
 
 /// The failure a tool body returns: one message for the model, and optionally a class

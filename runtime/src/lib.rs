@@ -19,6 +19,7 @@
 //! | [`context`] | what a body reaches during a call: host state, progress, nested dispatch |
 //! | [`bound`] | bounding what the model reads, and the stores that keep the full text |
 //! | [`present`] | projections: content blocks, cards, presentation metadata |
+//! | [`search`] | finding a tool among many: BM25 and regular expressions over a snapshot's tools |
 //! | [`schema`] | JSON Schemas: generation, the supported subset and its limits, validation cost |
 //! | [`value`] | the canonical value: the lossless snapshot, the frozen value |
 //! | [`error`] | failure kinds and codes, and the error a body returns |
@@ -39,6 +40,7 @@ pub mod pipeline;
 pub mod present;
 mod registry;
 pub mod schema;
+pub mod search;
 pub mod session;
 mod text;
 pub mod tool;
@@ -274,6 +276,7 @@ pub mod __private {
 
     pub use crate::context::{State, ToolContext};
     pub use crate::error::ToolError;
+    pub use crate::tool::{Callers, Icon, IconTheme};
     pub use crate::tool::{
         IntoToolDef, KeepsVerbatim, ReadsBack, ToolArgs, ToolDef, ToolOutput, Toolset, ValueKind,
     };
@@ -316,6 +319,12 @@ pub mod __private {
             is_valid_tool_name(name),
             "`#[tool]` accepted a tool name that registration refuses: the macro's name rule and the runtime's disagree"
         );
+    }
+
+    /// An example's arguments. The macro checked that the text is a JSON object; text it let
+    /// through that does not parse (a bug) is `null`, which registration then refuses.
+    pub fn example(text: &str) -> serde_json::Value {
+        serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
     }
 
     /// Converts a body's error; spanned on the user's error type, so a missing conversion is

@@ -358,6 +358,28 @@ impl RegistryBuilder {
         self
     }
 
+    /// Drops a body and fails its call with `TOOL_TIMEOUT` after this long, for every tool
+    /// that says nothing of its own ([`ToolDef::with_timeout`]); nested calls included.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use toolprism::prelude::*;
+    ///
+    /// /// Never answers.
+    /// #[tool]
+    /// async fn hang() -> u32 { std::future::pending().await }
+    ///
+    /// let registry = Registry::builder().tool(Hang).default_timeout(Duration::from_millis(20)).build().unwrap();
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let outcome = registry.dispatch(ToolCall::new("c1", "hang", serde_json::json!({})), Surface::Direct).await;
+    /// assert_eq!(outcome.error().unwrap().code(), Some("TOOL_TIMEOUT"));
+    /// # });
+    /// ```
+    pub fn default_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.stages.default_timeout = Some(timeout);
+        self
+    }
+
     /// Retains the full text of bounded outputs in this store (default: an [`FsOutputStore`](crate::bound::FsOutputStore)
     /// in the user's cache directory).
     pub fn output_store(mut self, store: impl ToolOutputStore) -> Self {

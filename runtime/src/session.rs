@@ -93,6 +93,10 @@ pub struct CallEvent {
     /// The arguments as the provider sent them, when they were not valid JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw_args: Option<String>,
+    /// The tool's title, when the snapshot that ran the call knew one (for a UI: the model
+    /// called it by `name`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
 }
 
 impl CallEvent {
@@ -105,7 +109,17 @@ impl CallEvent {
             name: call.name().to_owned(),
             args,
             raw_args,
+            title: None,
         })
+    }
+
+    /// The call as `snapshot` knows it: with its tool's title.
+    fn in_snapshot(call: &ToolCall, snapshot: &Snapshot) -> io::Result<Self> {
+        let mut event = Self::of(call)?;
+        event.title = snapshot
+            .definition(call.name())
+            .and_then(|tool| tool.about().title.clone());
+        Ok(event)
     }
 
     /// The arguments for presentation: the JSON, or the raw text as a string.
@@ -395,8 +409,8 @@ impl SessionLog {
         options: DispatchOptions,
     ) -> Result<ToolOutcome, RecordError> {
         let id = call.id().to_owned();
-        if let Err(source) =
-            CallEvent::of(&call).and_then(|event| self.append(&SessionEvent::ToolCall(event)))
+        if let Err(source) = CallEvent::in_snapshot(&call, snapshot)
+            .and_then(|event| self.append(&SessionEvent::ToolCall(event)))
         {
             // The call does not run: its arguments may be too deep to drop by recursion.
             call.dispose();

@@ -31,6 +31,17 @@ async def main(generation: str, command: list[str]) -> dict:
             tools = (await session.list_tools()).tools
             report["tools"] = [tool.name for tool in tools]
             report["output_schemas"] = {tool.name: tool.output_schema for tool in tools}
+            # What each tool says about itself, as the SDK's own types parsed it.
+            report["about"] = {
+                tool.name: {
+                    "title": tool.title,
+                    "annotations": tool.annotations.model_dump(by_alias=True, exclude_none=True)
+                    if tool.annotations
+                    else None,
+                    "description": tool.description,
+                }
+                for tool in tools
+            }
 
             ok = await session.call_tool("read", {"path": "small.txt"})
             report["read"] = {

@@ -1,9 +1,10 @@
 """A FastMCP server over stdio, with a tool of each shape toolprism's client must import.
 
-- weather: a typed (pydantic) value, object-rooted outputSchema;
+- weather: a typed (pydantic) value, object-rooted outputSchema; a title, hints and icons
+  (one whose address is a script);
 - double: an int, advertised wrapped with `x-fastmcp-wrap-result`;
 - odd: an outputSchema beyond toolprism's validated subset (a look-ahead pattern);
-- fail: raises ToolError, so the result has isError;
+- fail: raises ToolError, so the result has isError; hints that contradict each other;
 - unlock: adds the tool `bonus` and tells the client the list changed.
 """
 
@@ -20,7 +21,14 @@ class Weather(BaseModel):
     celsius: int
 
 
-@server.tool
+@server.tool(
+    title="City weather",
+    annotations={"readOnlyHint": True, "openWorldHint": True},
+    icons=[
+        mcp_types.Icon(src="https://example.com/sun.png", mimeType="image/png", sizes=["48x48"]),
+        mcp_types.Icon(src="javascript:alert(1)"),
+    ],
+)
 def weather(city: str) -> Weather:
     """The weather in a city."""
     return Weather(city=city, celsius=len(city))
@@ -38,7 +46,7 @@ def odd() -> dict:
     return {"s": "xyz"}
 
 
-@server.tool
+@server.tool(annotations={"readOnlyHint": True, "destructiveHint": True})
 def fail() -> str:
     """Always fails."""
     raise ToolError("quota exceeded")

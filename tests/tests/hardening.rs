@@ -717,6 +717,7 @@ fn call_event(id: &str, args: Value) -> SessionEvent {
         name: "echo".into(),
         args: Some(args),
         raw_args: None,
+        title: None,
     })
 }
 

@@ -643,6 +643,7 @@ fn event() -> impl Strategy<Value = SessionEvent> {
                         name,
                         args: None,
                         raw_args: Some(args.to_string()),
+                        title: None,
                     }
                 } else {
                     CallEvent {
@@ -650,6 +651,7 @@ fn event() -> impl Strategy<Value = SessionEvent> {
                         name,
                         args: Some(wrapped(args, levels)),
                         raw_args: None,
+                        title: None,
                     }
                 })
             }),

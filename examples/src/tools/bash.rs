@@ -69,7 +69,14 @@ fn is_zero(value: &u64) -> bool {
 
 /// Runs a shell command in the workspace root and returns its output and exit code. It is
 /// killed, with every process it started, if it runs past `timeout_ms`.
-#[tool(render = render, presentation_meta = card)]
+#[tool(
+    render = render,
+    presentation_meta = card,
+    title = "Run command",
+    destructive,
+    open_world,
+    examples = [r#"{"command": "cargo test"}"#, r#"{"command": "ls -la", "timeout_ms": 5000}"#]
+)]
 pub async fn bash(
     args: BashArgs,
     State(workspace): State<Workspace>,

@@ -60,7 +60,14 @@ pub struct EditValue {
 
 /// Replaces `old_string` by `new_string` in a file. `old_string` must occur exactly once
 /// unless `replace_all` is set; copy it exactly from the file.
-#[tool(render = render, presentation_meta = card)]
+#[tool(
+    render = render,
+    presentation_meta = card,
+    title = "Edit file",
+    destructive,
+    open_world = false,
+    examples = [r#"{"path": "src/lib.rs", "old_string": "fn old()", "new_string": "fn new()"}"#]
+)]
 pub async fn edit(
     args: EditArgs,
     State(workspace): State<Workspace>,

@@ -41,7 +41,14 @@ pub struct GlobValue {
 }
 
 /// Finds files by glob pattern (like `**/*.rs`), skipping what `.gitignore` ignores.
-#[tool(render = render, presentation_meta = card)]
+#[tool(
+    render = render,
+    presentation_meta = card,
+    title = "Find files",
+    read_only,
+    open_world = false,
+    examples = [r#"{"pattern": "**/*.rs"}"#, r#"{"pattern": "*.toml", "path": "crates"}"#]
+)]
 pub async fn glob(
     args: GlobArgs,
     State(workspace): State<Workspace>,

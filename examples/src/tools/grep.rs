@@ -65,7 +65,14 @@ pub struct GrepValue {
 
 /// Searches file contents for a regular expression, skipping what `.gitignore` ignores and
 /// binary files.
-#[tool(render = render, presentation_meta = card)]
+#[tool(
+    render = render,
+    presentation_meta = card,
+    title = "Search file contents",
+    read_only,
+    open_world = false,
+    examples = [r#"{"pattern": "fn main"}"#, r#"{"pattern": "TODO|FIXME", "include": "*.rs"}"#]
+)]
 pub async fn grep(
     args: GrepArgs,
     State(workspace): State<Workspace>,

@@ -87,7 +87,14 @@ pub enum ReadValue {
 
 /// Reads a file of the workspace. Text comes back with line numbers (at most 2000 lines
 /// per call: use `offset` to continue); images come back as images.
-#[tool(render = render, presentation_meta = card)]
+#[tool(
+    render = render,
+    presentation_meta = card,
+    title = "Read file",
+    read_only,
+    open_world = false,
+    examples = [r#"{"path": "src/lib.rs"}"#, r#"{"path": "README.md", "offset": 40, "limit": 20}"#]
+)]
 pub async fn read(
     args: ReadArgs,
     State(workspace): State<Workspace>,

@@ -76,7 +76,13 @@ impl TodoList {
 
 /// Replaces the task list. Keep one task `in_progress` at a time, and mark tasks
 /// `completed` as soon as they are done.
-#[tool(render = render)]
+#[tool(
+    render = render,
+    title = "Update task list",
+    idempotent,
+    open_world = false,
+    examples = [r#"{"todos": [{"content": "Write the tests", "status": "in_progress"}, {"content": "Fix the bug", "status": "pending"}]}"#]
+)]
 pub fn todo_write(args: TodoArgs, State(list): State<TodoList>) -> TodoValue {
     let mut counts = TodoCounts::default();
     for todo in &args.todos {

@@ -53,7 +53,14 @@ pub struct WebFetchValue {
 }
 
 /// Fetches a web page over HTTP and returns its text.
-#[tool(render = render, presentation_meta = card)]
+#[tool(
+    render = render,
+    presentation_meta = card,
+    title = "Fetch web page",
+    read_only,
+    open_world,
+    examples = [r#"{"url": "http://example.com/"}"#]
+)]
 pub async fn web_fetch(args: WebFetchArgs) -> Result<WebFetchValue, ToolError> {
     let Some(rest) = args.url.strip_prefix("http://") else {
         return Err(ToolError::new(format!(

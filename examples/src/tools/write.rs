@@ -50,7 +50,15 @@ pub struct WriteValue {
 }
 
 /// Writes a file of the workspace, creating it (and its directories) or replacing it.
-#[tool(render = render, presentation_meta = card)]
+#[tool(
+    render = render,
+    presentation_meta = card,
+    title = "Write file",
+    destructive,
+    idempotent,
+    open_world = false,
+    examples = [r##"{"path": "notes/plan.md", "content": "# Plan\n"}"##]
+)]
 pub async fn write(
     args: WriteArgs,
     State(workspace): State<Workspace>,

@@ -19,17 +19,21 @@
 //! | [`Provider::Anthropic`] | `{"name", "description", "input_schema"}` | a `tool_result` content block with text and base64 image blocks, and `is_error` |
 //! | [`Provider::Gemini`] | one `{"functionDeclarations": […]}` tool | a `functionResponse` part (`{"output": …}` or `{"error": …}`) then `inlineData` parts |
 
+mod choice;
 mod dialect;
 mod result;
 mod root;
 
+pub use choice::{ToolChoice, ToolChoiceError, lower_tool_choice};
 pub use dialect::{DialectError, gemini, openai_strict, plain};
 pub use result::{lower_content, lower_outcome};
 pub use root::object_root;
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
-use crate::tool::AdvertisedTool;
+use crate::tool::{AdvertisedTool, Callers, Namespace};
 
 /// A model provider's API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -102,7 +106,10 @@ pub struct LowerError {
 }
 
 /// Lowers tool definitions for a provider: one JSON value per tool, except for Gemini, where
-/// all of them go in one `{"functionDeclarations": […]}` tool.
+/// all of them go in one `{"functionDeclarations": […]}` tool, and for OpenAI Responses,
+/// where the tools of a [`Namespace`] go in one `{"type": "namespace", …}` tool, placed where
+/// the first of them is. A tool only programs may call is left out for OpenAI Chat and
+/// Gemini, which have no programs.
 ///
 /// ```
 /// use toolprism::prelude::*;
@@ -124,12 +131,85 @@ pub fn lower_tools<'a>(
 ) -> Result<Vec<Value>, LowerError> {
     let mut lowered = Vec::new();
     for definition in definitions {
-        lowered.push(lower_tool(provider, definition, options)?);
+        // A tool only programs may call is not offered to the model: Anthropic's and
+        // Responses' programs have a field for it; elsewhere it is left out.
+        let programs_only = definition.about().callers == Callers::Programs;
+        if programs_only && matches!(provider, Provider::OpenAiChat | Provider::Gemini) {
+            continue;
+        }
+        let tool = lower_tool(provider, definition, options)?;
+        match &definition.about().namespace {
+            Some(namespace)
+                if provider == Provider::OpenAiResponses && tool["type"] == "function" =>
+            {
+                in_namespace(&mut lowered, namespace, tool);
+            }
+            _ => lowered.push(tool),
+        }
     }
     if provider == Provider::Gemini {
         return Ok(vec![json!({"functionDeclarations": lowered})]);
     }
     Ok(lowered)
+}
+
+/// Puts a lowered Responses tool in its namespace's group, made where its first tool is.
+fn in_namespace(lowered: &mut Vec<Value>, namespace: &Namespace, tool: Value) {
+    let group = lowered
+        .iter_mut()
+        .find(|group| group["type"] == "namespace" && group["name"] == namespace.name.as_str());
+    match group
+        .and_then(|group| group.get_mut("tools"))
+        .and_then(Value::as_array_mut)
+    {
+        Some(tools) => tools.push(tool),
+        None => lowered.push(json!({
+            "type": "namespace",
+            "name": namespace.name,
+            "description": namespace.description,
+            "tools": [tool],
+        })),
+    }
+}
+
+/// The code execution tool whose programs may call a tool only programs may call.
+const ANTHROPIC_CODE_EXECUTION: &str = "code_execution_20250825";
+
+/// A tool's description as a provider without a field for examples gets it: with its example
+/// arguments after it (MCP, OpenAI Chat and Responses, Gemini).
+///
+/// ```
+/// use serde_json::json;
+/// use toolprism::prelude::*;
+/// use toolprism::tool::IntoToolDef;
+///
+/// /// Reads a file.
+/// #[tool]
+/// fn read(#[arg] path: String) -> String { path }
+///
+/// let registry = Registry::builder().tool(Read.into_tool_def().with_example(json!({"path": "a.txt"}))).build().unwrap();
+/// let snapshot = registry.snapshot();
+/// let described = toolprism::lower::description_with_examples(snapshot.definition("read").unwrap());
+/// assert_eq!(described, "Reads a file.\n\nExamples of arguments:\n- {\"path\":\"a.txt\"}");
+/// ```
+pub fn description_with_examples(definition: &AdvertisedTool) -> Cow<'_, str> {
+    let examples = &definition.about().examples;
+    if examples.is_empty() {
+        Cow::Borrowed(definition.description())
+    } else {
+        Cow::Owned(with_examples(definition.description(), examples))
+    }
+}
+
+/// A description with its tool's example arguments after it.
+fn with_examples(description: &str, examples: &[Value]) -> String {
+    let mut text = description.trim_end().to_owned();
+    text.push_str("\n\nExamples of arguments:");
+    for example in examples {
+        text.push_str("\n- ");
+        text.push_str(&example.to_string());
+    }
+    text
 }
 
 fn lower_tool(
@@ -152,7 +232,26 @@ fn lower_tool(
         _ if strict => openai_strict(&input_schema).map_err(|e| fail("input", e))?,
         _ => plain(&input_schema).map_err(|e| fail("input", e))?,
     };
-    let (name, description) = (definition.name(), definition.description());
+    let about = definition.about();
+    let name = definition.name();
+    // Examples go where a provider has a field for them (Anthropic), else into the
+    // description, where the model still reads them.
+    let description = if provider == Provider::Anthropic {
+        Cow::Borrowed(definition.description())
+    } else {
+        description_with_examples(definition)
+    };
+    if about.tool_search && provider == Provider::OpenAiResponses {
+        // Responses' own client-side tool search: the model's `tool_search_call` is answered
+        // with a `tool_search_output` of the tools found.
+        return Ok(json!({
+            "type": "tool_search",
+            "execution": "client",
+            "description": description,
+            "parameters": input,
+        }));
+    }
+    let programs_only = about.callers == Callers::Programs;
     Ok(match provider {
         Provider::OpenAiChat => {
             let mut function =
@@ -174,10 +273,29 @@ fn lower_tool(
                 tool["output_schema"] =
                     plain(definition.output_schema()).map_err(|e| fail("output", e))?;
             }
+            if about.defer_loading {
+                tool["defer_loading"] = json!(true);
+            }
+            if programs_only {
+                tool["allowed_callers"] = json!(["programmatic"]);
+            }
             tool
         }
         Provider::Anthropic => {
-            json!({"name": name, "description": description, "input_schema": input})
+            let mut tool = json!({"name": name, "description": description, "input_schema": input});
+            if !about.examples.is_empty() {
+                tool["input_examples"] = Value::Array(about.examples.clone());
+            }
+            if about.defer_loading {
+                tool["defer_loading"] = json!(true);
+            }
+            if programs_only {
+                tool["allowed_callers"] = json!([ANTHROPIC_CODE_EXECUTION]);
+            }
+            if options.strict {
+                tool["strict"] = json!(true);
+            }
+            tool
         }
         Provider::Gemini => {
             let mut declaration = Map::new();

@@ -108,6 +108,7 @@ fn resource_line(block: &ContentBlock) -> String {
             mime_type.as_deref().unwrap_or("binary"),
             data.len()
         ),
+        ContentBlock::ToolReference { name } => format!("[tool: {name}]"),
         ContentBlock::Resource {
             uri,
             mime_type,
@@ -177,6 +178,8 @@ fn anthropic(call_id: &str, content: &[ContentBlock], is_error: bool) -> Value {
                 "source": {"type": "base64", "media_type": mime_type, "data": data},
             })),
             ContentBlock::Image { mime_type, .. } => blocks.push(json!({"type": "text", "text": format!("[image: {mime_type}, not a type this provider shows]")})),
+            // Anthropic expands a reference into the tool's definition for the next turn.
+            ContentBlock::ToolReference { name } => blocks.push(json!({"type": "tool_reference", "tool_name": name})),
             _ => blocks.push(json!({"type": "text", "text": resource_line(block)})),
         }
     }

@@ -1,7 +1,9 @@
 //! The chain around one body: the wrappers, outermost first, then the body; and the
 //! normalization every success goes through — validate the value, freeze it, project it.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -104,7 +106,24 @@ fn settle(chain: &Chain, executed: Executed) -> ToolOutcome {
 pub(super) async fn run_body(chain: &Arc<Chain>) -> ToolOutcome {
     let Chain { tool, args, .. } = &**chain;
     let cx = ToolContext::new(chain.clone());
-    let produced = match contain(|| tool.handler.call(args, cx)).await {
+    let body = contain(|| tool.handler.call(args, cx));
+    let ran = match tool.timeout.or(chain.stages.default_timeout) {
+        None => body.await,
+        Some(limit) => match within(limit, body).await {
+            Some(ran) => ran,
+            None => {
+                return failure(FailureError::new(
+                    FailureKind::Timeout,
+                    format!(
+                        "Tool `{}` did not finish within its time limit of {} and was stopped.",
+                        tool.name(),
+                        shown_duration(limit)
+                    ),
+                ));
+            }
+        },
+    };
+    let produced = match ran {
         Ok(Ok(produced)) => produced,
         Ok(Err(BodyError::Input(why))) => {
             return failure(input_error(tool, &format!("- {why}")));
@@ -133,6 +152,27 @@ pub(super) async fn run_body(chain: &Arc<Chain>) -> ToolOutcome {
         produced.judged,
         produced.kept,
     )
+}
+
+/// `future`'s output, or `None` once `limit` has passed (the future is then dropped).
+async fn within<F: Future>(limit: Duration, future: F) -> Option<F::Output> {
+    let future = std::pin::pin!(future);
+    match futures_util::future::select(future, futures_timer::Delay::new(limit)).await {
+        futures_util::future::Either::Left((output, _)) => Some(output),
+        futures_util::future::Either::Right(_) => None,
+    }
+}
+
+/// A duration as a person writes it: `250 ms`, `30 s`, `1.5 s`.
+fn shown_duration(duration: Duration) -> String {
+    let millis = duration.as_millis();
+    if millis < 1_000 {
+        format!("{millis} ms")
+    } else if millis.is_multiple_of(1_000) {
+        format!("{} s", millis / 1_000)
+    } else {
+        format!("{:.1} s", duration.as_secs_f64())
+    }
 }
 
 impl Chain {

@@ -263,10 +263,19 @@ fn start(
         )));
     }
 
-    // 1. Resolve the name in this snapshot (unless the host did).
+    // 1. Resolve the name in this snapshot (unless the host did), and check that the caller
+    //    may call it: the model, a tool only programs may call; a program, one only the model
+    //    may call.
     let Some(tool) = target.resolved.or_else(|| target.table.get(&name)) else {
         return Started::Ended(failure(unknown_tool(target.table, &name)));
     };
+    let callable = match surface {
+        Surface::Direct => tool.callers.direct(),
+        Surface::Nested => tool.callers.programs(),
+    };
+    if !callable {
+        return Started::Ended(failure(not_callable(tool.name(), surface)));
+    }
 
     // 2. Validate the arguments before anything else sees them, so that policies (and a
     //    human asked to approve) judge well-formed arguments.
@@ -443,7 +452,18 @@ impl CallScope for Chain {
     }
 
     fn tool_names(&self) -> Box<dyn Iterator<Item = &str> + '_> {
-        Box::new(self.table.tools().iter().map(|tool| tool.definition.name()))
+        // Those a nested call may reach: not the ones only the model may call.
+        Box::new(
+            self.table
+                .tools()
+                .iter()
+                .filter(|tool| tool.callers.programs())
+                .map(|tool| tool.definition.name()),
+        )
+    }
+
+    fn tools(&self) -> Arc<dyn std::any::Any + Send + Sync> {
+        self.table.clone()
     }
 }
 
@@ -613,6 +633,21 @@ fn unknown_tool(table: &ToolTable, name: &str) -> FailureError {
         FailureKind::UnknownTool,
         format!(
             "Unknown tool `{}`. Available tools: {available}.",
+            printable(name, MAX_ECHOED_NAME)
+        ),
+    )
+}
+
+/// The failure of a call its tool does not take from this caller.
+fn not_callable(name: &str, surface: Surface) -> FailureError {
+    let (only, here) = match surface {
+        Surface::Direct => ("programs (Code Mode)", "the model"),
+        _ => ("the model", "a program"),
+    };
+    FailureError::new(
+        FailureKind::NotCallable,
+        format!(
+            "Tool `{}` may be called only by {only}, not by {here}.",
             printable(name, MAX_ECHOED_NAME)
         ),
     )

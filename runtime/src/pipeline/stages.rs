@@ -17,6 +17,8 @@ pub(crate) struct Stages {
     pub(crate) store: Box<dyn ToolOutputStore>,
     /// The host's state, reachable from every body.
     pub(crate) state: StateMap,
+    /// How long a body may run when its tool says nothing of its own.
+    pub(crate) default_timeout: Option<std::time::Duration>,
 }
 
 impl Default for Stages {
@@ -29,6 +31,7 @@ impl Default for Stages {
             limits: BoundLimits::default(),
             store: Box::new(FsOutputStore::default()),
             state: StateMap::default(),
+            default_timeout: None,
         }
     }
 }

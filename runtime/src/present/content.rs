@@ -69,6 +69,12 @@ pub enum ContentBlock {
         /// The contents.
         contents: ResourceContents,
     },
+    /// A tool the model may call from now on, found by tool search: Anthropic expands it into
+    /// the tool's definition (a `tool_reference` block); elsewhere it is a line of text.
+    ToolReference {
+        /// The tool's name.
+        name: String,
+    },
 }
 
 /// The contents of an [`ContentBlock::EmbeddedResource`].
@@ -135,7 +141,10 @@ impl ContentBlock {
                 mime_type,
                 ..
             } => ("an embedded resource", data, mime_type.as_ref()),
-            Self::Text { .. } | Self::Resource { .. } | Self::EmbeddedResource { .. } => {
+            Self::Text { .. }
+            | Self::Resource { .. }
+            | Self::EmbeddedResource { .. }
+            | Self::ToolReference { .. } => {
                 return None;
             }
         };
@@ -179,7 +188,7 @@ fn base64_error(data: &str) -> Option<usize> {
 /// `type/subtype`, each a restricted name of RFC 6838 (a letter or digit, then up to 126 of
 /// letters, digits and `! # $ & - ^ _ . +`), then optional parameters after a `;` in printable
 /// ASCII.
-fn is_media_type(mime_type: &str) -> bool {
+pub(crate) fn is_media_type(mime_type: &str) -> bool {
     let (essence, parameters) = mime_type.split_once(';').unwrap_or((mime_type, ""));
     let restricted_name = |name: &str| {
         (1..=127).contains(&name.len())

@@ -535,5 +535,6 @@ fn finish(
         advertised_input_schema: None,
         limits: None,
         required_state,
+        about: super::ToolAbout::default(),
     }
 }

@@ -10,10 +10,10 @@ use serde_json::Value;
 
 use crate::bound::BoundLimits;
 use crate::depth::{check_depth, dispose_checked};
-use crate::schema::{Compiled, Plan, SchemaError, SchemaRole, compile};
+use crate::schema::{Compiled, Plan, SchemaError, SchemaRole, compile, describe_violations};
 use crate::text::printable;
 
-use super::{Handler, RequiredState, ToolDef};
+use super::{Callers, Handler, RequiredState, ToolAbout, ToolDef};
 
 /// The longest tool name providers accept.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
@@ -57,6 +57,25 @@ pub enum RegistrationError {
         /// The state's type.
         state: &'static str,
     },
+    /// What the tool says about itself is refused: a contradiction (read-only and
+    /// destructive), an icon that is not a URL, a zero timeout.
+    #[error("tool `{name}`: {problem}")]
+    About {
+        /// The tool.
+        name: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// An example of the tool's arguments is refused by its input schema.
+    #[error("tool `{name}`: its example {index} is refused by its input schema:\n{violation}")]
+    Example {
+        /// The tool.
+        name: String,
+        /// The example's index, from 0.
+        index: usize,
+        /// How the schema refuses it.
+        violation: String,
+    },
     /// The value type does not deserialize from what it serializes, so `render` and `meta`,
     /// which see the value as deserialized from its JSON, could never run.
     #[error("tool `{name}`: {problem}")]
@@ -89,6 +108,8 @@ impl RegistrationError {
             | Self::InvalidName { name }
             | Self::Schema { name, .. }
             | Self::MissingState { name, .. }
+            | Self::About { name, .. }
+            | Self::Example { name, .. }
             | Self::ValueRoundTrip { name, .. } => name,
         }
     }
@@ -132,6 +153,9 @@ pub struct AdvertisedTool {
     /// Read from `output_schema` once, here: a host may ask on every call.
     #[serde(skip)]
     output_is_object: bool,
+    /// What the tool says about itself.
+    #[serde(skip)]
+    about: Arc<ToolAbout>,
 }
 
 impl AdvertisedTool {
@@ -181,6 +205,12 @@ impl AdvertisedTool {
         self.output_is_object
     }
 
+    /// What the tool says about itself: title, hints, icons, examples, timeout, deferral,
+    /// callers.
+    pub fn about(&self) -> &ToolAbout {
+        &self.about
+    }
+
     pub(crate) fn shared_name(&self) -> Arc<str> {
         self.name.clone()
     }
@@ -201,6 +231,9 @@ pub(crate) struct CompiledTool {
     pub(crate) handler: Arc<dyn Handler>,
     pub(crate) limits: Option<BoundLimits>,
     pub(crate) required_state: Vec<RequiredState>,
+    /// Read from `about` once, for the dispatch path.
+    pub(crate) timeout: Option<std::time::Duration>,
+    pub(crate) callers: Callers,
 }
 
 impl CompiledTool {
@@ -234,6 +267,7 @@ impl CompiledTool {
                     }),
                     output_is_object: is_object_rooted(&output_schema),
                     output_schema: Arc::new(output_schema),
+                    about: Arc::new(def.about.clone()),
                 },
                 input: input.validator,
                 input_plan: input.plan,
@@ -243,6 +277,8 @@ impl CompiledTool {
                 handler: def.handler.clone(),
                 limits: def.limits,
                 required_state: def.required_state.clone(),
+                timeout: def.about.timeout,
+                callers: def.about.callers,
             }),
             Err(error) => {
                 // A refused schema may be nested past what `Drop` can recurse through.
@@ -276,6 +312,28 @@ impl CompiledTool {
             .map_err(|source| schema_error("input", source))?;
         let output = compile(output_schema, SchemaRole::Output)
             .map_err(|source| schema_error("output", source))?;
+        if let Err(problem) = super::about::check(&def.about) {
+            return Err(RegistrationError::About {
+                name: def.name.clone(),
+                problem,
+            });
+        }
+        for (index, example) in def.about.examples.iter().enumerate() {
+            if let Err(error) = check_depth(example) {
+                return Err(RegistrationError::Example {
+                    name: def.name.clone(),
+                    index,
+                    violation: format!("- it nests deeper than the limit ({})", error.at),
+                });
+            }
+            if !input.validator.is_valid(example) {
+                return Err(RegistrationError::Example {
+                    name: def.name.clone(),
+                    index,
+                    violation: describe_violations(&input.validator, example),
+                });
+            }
+        }
         if let Some(problem) = def.handler.value_round_trip_gap() {
             return Err(RegistrationError::ValueRoundTrip {
                 name: def.name.clone(),
@@ -313,6 +371,8 @@ pub(crate) struct ToolTable {
     index: HashMap<Arc<str>, usize, foldhash::fast::RandomState>,
     /// How many changes the registry made before this table: 0 for the one it was built with.
     pub(crate) generation: u64,
+    /// Each namespace's description, which all of its tools must give alike.
+    namespaces: HashMap<String, String>,
 }
 
 impl ToolTable {
@@ -336,6 +396,24 @@ impl ToolTable {
                 name: name.as_ref().to_owned(),
             });
         }
+        if let Some(namespace) = &tool.definition.about().namespace {
+            match self.namespaces.get(&namespace.name) {
+                Some(description) if *description != namespace.description => {
+                    return Err(RegistrationError::About {
+                        name: name.as_ref().to_owned(),
+                        problem: format!(
+                            "its namespace `{}` is described otherwise by another tool of it",
+                            namespace.name
+                        ),
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    self.namespaces
+                        .insert(namespace.name.clone(), namespace.description.clone());
+                }
+            }
+        }
         self.index.insert(name, self.tools.len());
         self.tools.push(Arc::new(tool));
         Ok(())
@@ -347,10 +425,16 @@ impl ToolTable {
             .enumerate()
             .map(|(at, tool)| (tool.definition.shared_name(), at))
             .collect();
+        let namespaces = tools
+            .iter()
+            .filter_map(|tool| tool.definition.about().namespace.as_ref())
+            .map(|namespace| (namespace.name.clone(), namespace.description.clone()))
+            .collect();
         Self {
             tools,
             index,
             generation,
+            namespaces,
         }
     }
 }

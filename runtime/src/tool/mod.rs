@@ -3,18 +3,21 @@
 //! ([`ToolArgs`], [`ToolOutput`]), and what registration makes of it: the name checked, the
 //! schemas compiled, and the [`AdvertisedTool`] every snapshot shows.
 
+mod about;
 mod builder;
 mod compiled;
 mod handler;
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::bound::BoundLimits;
 use crate::depth;
 
+pub use about::{Callers, Hints, Icon, IconTheme, Namespace, ToolAbout};
 #[doc(hidden)]
 pub use builder::{Keep, KeepsVerbatim, ReadsBack, ValueKind};
 pub use builder::{
@@ -70,6 +73,8 @@ pub struct ToolDef {
     pub(crate) limits: Option<BoundLimits>,
     /// Host state the body takes as a parameter; registration checks the registry has it.
     pub(crate) required_state: Vec<RequiredState>,
+    /// What the tool says about itself, checked at registration.
+    pub(crate) about: ToolAbout,
 }
 
 /// A type of host state a tool needs ([`State<T>`](crate::context::State)).
@@ -162,6 +167,127 @@ impl ToolDef {
     /// This tool's own limits, if it has any.
     pub fn limits(&self) -> Option<&BoundLimits> {
         self.limits.as_ref()
+    }
+
+    /// What the tool says about itself.
+    pub fn about(&self) -> &ToolAbout {
+        &self.about
+    }
+
+    /// A human-readable name for a UI (`"Read file"`); the tool is still called by its name.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use serde_json::json;
+    /// use toolprism::prelude::*;
+    /// use toolprism::tool::{Callers, Icon, IntoToolDef};
+    ///
+    /// /// Reads a file.
+    /// #[tool]
+    /// fn read(#[arg] path: String) -> String { path }
+    ///
+    /// let read = Read
+    ///     .into_tool_def()
+    ///     .with_title("Read file")
+    ///     .read_only(true)
+    ///     .open_world(false)
+    ///     .with_icon(Icon::new("https://example.com/read.png").with_mime_type("image/png"))
+    ///     .with_example(json!({"path": "README.md"}))
+    ///     .with_timeout(Duration::from_secs(5))
+    ///     .with_callers(Callers::Both);
+    /// let registry = Registry::builder().tool(read).build().unwrap();
+    /// let snapshot = registry.snapshot();
+    /// let about = snapshot.definition("read").unwrap().about();
+    /// assert_eq!(about.title.as_deref(), Some("Read file"));
+    /// assert_eq!(about.hints.read_only, Some(true));
+    /// ```
+    #[must_use]
+    pub fn with_title(mut self, title: impl Into<String>) -> Self {
+        self.about.title = Some(title.into());
+        self
+    }
+
+    /// Says whether calling it changes nothing (MCP's `readOnlyHint`).
+    #[must_use]
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.about.hints.read_only = Some(read_only);
+        self
+    }
+
+    /// Says whether it may destroy or overwrite something (`destructiveHint`). A tool that
+    /// says it is both read-only and destructive is refused at registration.
+    #[must_use]
+    pub fn destructive(mut self, destructive: bool) -> Self {
+        self.about.hints.destructive = Some(destructive);
+        self
+    }
+
+    /// Says whether calling it twice with the same arguments does what once does
+    /// (`idempotentHint`).
+    #[must_use]
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.about.hints.idempotent = Some(idempotent);
+        self
+    }
+
+    /// Says whether it reaches beyond a closed set of things (`openWorldHint`).
+    #[must_use]
+    pub fn open_world(mut self, open_world: bool) -> Self {
+        self.about.hints.open_world = Some(open_world);
+        self
+    }
+
+    /// Adds an icon.
+    #[must_use]
+    pub fn with_icon(mut self, icon: Icon) -> Self {
+        self.about.icons.push(icon);
+        self
+    }
+
+    /// Adds example arguments, which registration checks against the input schema (an
+    /// example the schema refuses refuses the tool, naming the example and the violation).
+    #[must_use]
+    pub fn with_example(mut self, arguments: serde_json::Value) -> Self {
+        self.about.examples.push(arguments);
+        self
+    }
+
+    /// Drops the body and fails the call with `TOOL_TIMEOUT` after this long (nested calls
+    /// included); instead of the registry's default, if it has one.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.about.timeout = Some(timeout);
+        self
+    }
+
+    /// Leaves the tool out of the first request: the model finds it through tool search
+    /// (`toolprism::search`). It stays callable all along.
+    #[must_use]
+    pub fn with_defer_loading(mut self, defer: bool) -> Self {
+        self.about.defer_loading = defer;
+        self
+    }
+
+    /// Who may call it: the model, programs, or both (the default).
+    #[must_use]
+    pub fn with_callers(mut self, callers: Callers) -> Self {
+        self.about.callers = callers;
+        self
+    }
+
+    /// Shows it in a group for OpenAI Responses: every tool of a namespace must describe it
+    /// the same way (registration refuses two descriptions of one name).
+    #[must_use]
+    pub fn with_namespace(mut self, namespace: Namespace) -> Self {
+        self.about.namespace = Some(namespace);
+        self
+    }
+
+    /// Replaces everything the tool says about itself at once (an imported tool's account).
+    #[must_use]
+    pub fn with_about(mut self, about: ToolAbout) -> Self {
+        self.about = about;
+        self
     }
 }
 

@@ -5,9 +5,13 @@
 use serde_json::{Value, json};
 
 use super::{AssistantTurn, TurnError};
-use crate::lower::{LowerError, Provider, ToolOptions, lower_tools};
+use crate::lower::{
+    LowerError, Provider, ToolChoice, ToolChoiceError, ToolOptions, lower_tool_choice, lower_tools,
+};
 use crate::outcome::ToolOutcome;
 use crate::pipeline::Snapshot;
+use crate::present::ContentBlock;
+use crate::tool::AdvertisedTool;
 
 /// The requests of a conversation with `provider`'s API.
 ///
@@ -37,7 +41,13 @@ pub struct Conversation {
     model: String,
     system: Option<String>,
     messages: Vec<Value>,
-    tools: Vec<Value>,
+    /// The tools as registered, and how they are lowered.
+    definitions: Vec<AdvertisedTool>,
+    options: ToolOptions,
+    /// Deferred tools a tool search has found: sent from then on where a provider has no
+    /// deferral of its own.
+    found: Vec<String>,
+    tool_choice: Option<Value>,
     container: Option<String>,
     max_tokens: u32,
 }
@@ -62,20 +72,55 @@ impl Conversation {
             model: model.into(),
             system: None,
             messages: Vec::new(),
-            tools: Vec::new(),
+            definitions: Vec::new(),
+            options: ToolOptions::default(),
+            found: Vec::new(),
+            tool_choice: None,
             container: None,
             max_tokens: 4_096,
         }
     }
 
-    /// The snapshot's tools, lowered for the provider once.
+    /// The snapshot's tools. Anthropic and OpenAI Responses get every tool, a deferred one
+    /// marked `defer_loading`; OpenAI Chat and Gemini, which cannot defer, get a deferred tool
+    /// once a tool search found it (a [`ContentBlock::ToolReference`] in a result). Refused if a
+    /// tool cannot be lowered for the provider.
     pub fn with_tools(
         mut self,
         snapshot: &Snapshot,
         options: ToolOptions,
     ) -> Result<Self, LowerError> {
-        self.tools = lower_tools(self.provider, snapshot.definitions(), options)?;
+        self.definitions = snapshot.definitions().cloned().collect();
+        self.options = options;
+        lower_tools(self.provider, &self.definitions, options)?;
         Ok(self)
+    }
+
+    /// Which tools the model may or must call, from the next request on; refused where the
+    /// provider cannot say it.
+    pub fn with_tool_choice(mut self, choice: &ToolChoice) -> Result<Self, ToolChoiceError> {
+        self.tool_choice = Some(lower_tool_choice(self.provider, choice)?);
+        Ok(self)
+    }
+
+    /// The provider it is held with.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    /// The tools the next request offers, lowered.
+    pub fn tools(&self) -> Vec<Value> {
+        let defers = matches!(
+            self.provider,
+            Provider::Anthropic | Provider::OpenAiResponses
+        );
+        let offered = self.definitions.iter().filter(|tool| {
+            defers
+                || !tool.about().defer_loading
+                || self.found.iter().any(|name| name == tool.name())
+        });
+        // Every definition was lowered once already, when the tools were given.
+        lower_tools(self.provider, offered, self.options).unwrap_or_default()
     }
 
     /// The system prompt.
@@ -107,7 +152,18 @@ impl Conversation {
         turn: &AssistantTurn,
         outcomes: &[ToolOutcome],
     ) -> Result<(), TurnError> {
-        self.messages.extend(turn.next_messages(outcomes)?);
+        let all = lower_tools(self.provider, &self.definitions, self.options).unwrap_or_default();
+        self.messages
+            .extend(turn.next_messages_with_tools(outcomes, &all)?);
+        for outcome in outcomes {
+            for block in outcome.content() {
+                if let ContentBlock::ToolReference { name } = block
+                    && !self.found.contains(name)
+                {
+                    self.found.push(name.clone());
+                }
+            }
+        }
         if let Some(container) = turn.container() {
             self.container = Some(container.to_owned());
         }
@@ -125,7 +181,7 @@ impl Conversation {
     pub fn request(&self, base_url: &str, key: &str, stream: bool) -> ProviderRequest {
         let base = base_url.trim_end_matches('/');
         let mut headers = vec![("content-type", "application/json".to_owned())];
-        let (url, body) = match self.provider {
+        let (url, mut body) = match self.provider {
             Provider::OpenAiChat => {
                 headers.push(("authorization", format!("Bearer {key}")));
                 let mut messages = Vec::new();
@@ -133,10 +189,7 @@ impl Conversation {
                     messages.push(json!({"role": "system", "content": system}));
                 }
                 messages.extend(self.messages.iter().cloned());
-                let mut body = json!({"model": self.model, "messages": messages, "stream": stream});
-                if !self.tools.is_empty() {
-                    body["tools"] = Value::Array(self.tools.clone());
-                }
+                let body = json!({"model": self.model, "messages": messages, "stream": stream});
                 (format!("{base}/chat/completions"), body)
             }
             Provider::OpenAiResponses => {
@@ -149,9 +202,6 @@ impl Conversation {
                     "store": false,
                     "include": ["reasoning.encrypted_content"],
                 });
-                if !self.tools.is_empty() {
-                    body["tools"] = Value::Array(self.tools.clone());
-                }
                 if let Some(system) = &self.system {
                     body["instructions"] = json!(system);
                 }
@@ -166,9 +216,6 @@ impl Conversation {
                     "messages": self.messages,
                     "stream": stream,
                 });
-                if !self.tools.is_empty() {
-                    body["tools"] = Value::Array(self.tools.clone());
-                }
                 if let Some(system) = &self.system {
                     body["system"] = json!(system);
                 }
@@ -180,9 +227,6 @@ impl Conversation {
             Provider::Gemini => {
                 headers.push(("x-goog-api-key", key.to_owned()));
                 let mut body = json!({"contents": self.messages});
-                if !self.tools.is_empty() {
-                    body["tools"] = Value::Array(self.tools.clone());
-                }
                 if let Some(system) = &self.system {
                     body["systemInstruction"] = json!({"parts": [{"text": system}]});
                 }
@@ -197,6 +241,18 @@ impl Conversation {
                 )
             }
         };
+        let tools = self.tools();
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools);
+        }
+        if let Some(choice) = &self.tool_choice {
+            let key = if self.provider == Provider::Gemini {
+                "toolConfig"
+            } else {
+                "tool_choice"
+            };
+            body[key] = choice.clone();
+        }
         ProviderRequest { url, headers, body }
     }
 }

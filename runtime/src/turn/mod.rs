@@ -193,6 +193,12 @@ pub enum TurnError {
         /// The outcomes given.
         outcomes: usize,
     },
+    /// OpenAI Responses' tool search found tools, and no definitions were given to answer
+    /// with ([`AssistantTurn::results_with_tools`]).
+    #[error(
+        "a tool search's output needs the found tools' definitions as lowered for OpenAI Responses"
+    )]
+    ToolSearchWithoutTools,
     /// `feed` after an error, or after `finish`.
     #[error("the stream reader has already failed or finished")]
     Finished,

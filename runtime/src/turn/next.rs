@@ -112,6 +112,72 @@ pub async fn run_calls(
     results.into_iter().collect()
 }
 
+/// The tools a search found: its outcome's tool references.
+fn found_names(outcome: &ToolOutcome) -> Vec<&str> {
+    outcome
+        .content()
+        .iter()
+        .filter_map(|block| match block {
+            crate::ContentBlock::ToolReference { name } => Some(name.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Responses' answer to its client-side tool search: the definitions found.
+fn tool_search_output(
+    call_id: &str,
+    outcome: &ToolOutcome,
+    tools: &[Value],
+) -> Result<Value, TurnError> {
+    let names = found_names(outcome);
+    if !names.is_empty() && tools.is_empty() {
+        return Err(TurnError::ToolSearchWithoutTools);
+    }
+    let mut found: Vec<Value> = Vec::new();
+    for name in &names {
+        let has_the_name = |tool: &&Value| tool.get("name").and_then(Value::as_str) == Some(name);
+        if let Some(tool) = tools
+            .iter()
+            .filter(|tool| tool["type"] != "namespace")
+            .find(has_the_name)
+        {
+            found.push(tool.clone());
+            continue;
+        }
+        // A tool of a namespace is sent in its group, with the group's other found tools.
+        let group = tools
+            .iter()
+            .filter(|tool| tool["type"] == "namespace")
+            .find_map(|group| {
+                let members = group.get("tools")?.as_array()?;
+                members.iter().find(has_the_name).map(|tool| (group, tool))
+            });
+        let Some((group, tool)) = group else { continue };
+        let sent = found
+            .iter_mut()
+            .find(|sent| sent["type"] == "namespace" && sent["name"] == group["name"])
+            .and_then(|sent| sent.get_mut("tools"))
+            .and_then(Value::as_array_mut);
+        match sent {
+            Some(members) => members.push(tool.clone()),
+            None => found.push(json!({
+                "type": "namespace",
+                "name": group["name"],
+                "description": group["description"],
+                "tools": [tool],
+            })),
+        }
+    }
+    Ok(json!({
+        "type": "tool_search_output",
+        "call_id": call_id,
+        "execution": "client",
+        "status": "completed",
+        "tools": found,
+    }))
+}
+
 impl AssistantTurn {
     /// The assistant's turn as the provider wants it echoed in the next request, in order,
     /// with every signature, reasoning item and server-side use where it came:
@@ -141,7 +207,23 @@ impl AssistantTurn {
     /// - Anthropic: one `user` message of `tool_result` blocks;
     /// - Gemini: one `user` content of `functionResponse` parts (with the call's id only when
     ///   the provider sent one).
+    ///
+    /// OpenAI Responses' client-side tool search (a `tool_search_call`) is answered with a
+    /// `tool_search_output` holding the definitions of the tools found (the outcome's
+    /// [`ToolReference`](crate::ContentBlock::ToolReference) blocks), taken from `tools`: the
+    /// definitions as lowered for Responses ([`Conversation`](super::Conversation) passes its
+    /// own). A tool search answered without them is [`TurnError::ToolSearchWithoutTools`].
     pub fn results(&self, outcomes: &[ToolOutcome]) -> Result<Vec<Value>, TurnError> {
+        self.results_with_tools(outcomes, &[])
+    }
+
+    /// [`results`](Self::results), with the lowered definitions a tool search's output
+    /// carries.
+    pub fn results_with_tools(
+        &self,
+        outcomes: &[ToolOutcome],
+        tools: &[Value],
+    ) -> Result<Vec<Value>, TurnError> {
         if outcomes.len() != self.calls.len() {
             return Err(TurnError::Outcomes {
                 calls: self.calls.len(),
@@ -151,6 +233,12 @@ impl AssistantTurn {
         let mut lowered = Vec::new();
         let mut after = Vec::new();
         for (call, outcome) in self.calls.iter().zip(outcomes) {
+            if self.provider == Provider::OpenAiResponses
+                && call.wire.get("type").and_then(Value::as_str) == Some("tool_search_call")
+            {
+                lowered.push(tool_search_output(call.id(), outcome, tools)?);
+                continue;
+            }
             let mut values = lower_content(
                 self.provider,
                 call.id(),
@@ -190,9 +278,19 @@ impl AssistantTurn {
     /// [`results`](Self::results). (Anthropic: a turn with a code execution
     /// [`container`](Self::container) needs it named at the top of the request too.)
     pub fn next_messages(&self, outcomes: &[ToolOutcome]) -> Result<Vec<Value>, TurnError> {
+        self.next_messages_with_tools(outcomes, &[])
+    }
+
+    /// [`next_messages`](Self::next_messages), with the lowered definitions a tool search's
+    /// output carries ([`results_with_tools`](Self::results_with_tools)).
+    pub fn next_messages_with_tools(
+        &self,
+        outcomes: &[ToolOutcome],
+        tools: &[Value],
+    ) -> Result<Vec<Value>, TurnError> {
         let mut messages = self.echo();
         if !self.calls.is_empty() {
-            messages.extend(self.results(outcomes)?);
+            messages.extend(self.results_with_tools(outcomes, tools)?);
         }
         Ok(messages)
     }

@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 use super::grammar::{EventError, ProviderStream, StreamEvent};
 use super::{Arguments, Caller, StopReason, TurnBuilder, TurnError, cut_message, field, str_field};
 use crate::lower::Provider;
+use crate::search;
 
 const PROVIDER: Provider = Provider::OpenAiResponses;
 
@@ -22,6 +23,24 @@ fn caller_of(item: &Value) -> Caller {
         },
         _ => Caller::Model,
     }
+}
+
+/// Whether an item is a call the host answers: a `function_call`, or a `tool_search_call` the
+/// client executes (answered by the tool named [`search::DEFAULT_NAME`]).
+fn is_client_call(item: &Value) -> bool {
+    match str_field(item, "type") {
+        Some("function_call") => true,
+        Some("tool_search_call") => str_field(item, "execution") == Some("client"),
+        _ => false,
+    }
+}
+
+/// The tool a client call is for.
+fn call_name(item: &Value) -> String {
+    if str_field(item, "type") == Some("tool_search_call") {
+        return search::DEFAULT_NAME.to_owned();
+    }
+    str_field(item, "name").unwrap_or_default().to_owned()
 }
 
 fn message_text(item: &Value) -> String {
@@ -116,8 +135,8 @@ pub(super) fn read_whole(turn: &mut TurnBuilder, value: Value) -> Result<(), Tur
 /// One finished item, whole.
 fn read_item(turn: &mut TurnBuilder, item: Value, limit: usize) -> Result<(), TurnError> {
     match str_field(&item, "type") {
-        Some("function_call") => {
-            let name = str_field(&item, "name").unwrap_or_default().to_owned();
+        _ if is_client_call(&item) => {
+            let name = call_name(&item);
             let arguments = call_arguments(&item, limit, None);
             let caller = caller_of(&item);
             let call_id = str_field(&item, "call_id").map(str::to_owned);
@@ -187,16 +206,16 @@ impl ResponsesStream {
             .into());
         }
         let item = event.get("item").ok_or("it has no `item`")?;
-        let open = if str_field(item, "type") == Some("function_call") {
+        let open = if is_client_call(item) {
             let index = turn.start_call(str_field(item, "call_id"))?;
             out.push(StreamEvent::CallStarted {
                 index,
                 id: turn.call_id(index).to_owned(),
-                name: str_field(item, "name").unwrap_or_default().to_owned(),
+                name: call_name(item),
             });
             Open::Call {
                 index,
-                name: str_field(item, "name").unwrap_or_default().to_owned(),
+                name: call_name(item),
                 received: 0,
                 arguments: String::new(),
                 dropped: false,
@@ -262,7 +281,7 @@ impl ResponsesStream {
                 dropped,
                 ..
             } => {
-                if str_field(&item, "type") != Some("function_call") {
+                if !is_client_call(&item) {
                     return Err(format!(
                         "output item {position} started as a call and ended as another item"
                     )
@@ -276,7 +295,7 @@ impl ResponsesStream {
                 } else {
                     call_arguments(&item, limit, None)
                 };
-                let name = str_field(&item, "name").unwrap_or_default().to_owned();
+                let name = call_name(&item);
                 let caller = caller_of(&item);
                 let ended = matches!(arguments, Arguments::Json(_) | Arguments::NotJson(_));
                 let call = turn.end_call(index, name, arguments, caller, item);

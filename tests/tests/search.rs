@@ -1,0 +1,394 @@
+//! Finding one tool among many: BM25 recall over 425 real tool definitions written by others
+//! (`golden/search`, provenance in its `SOURCES.md`) against tasks labeled for this test, the
+//! regular-expression mode, and the `tool_search` tool end to end with each provider: found
+//! tools are callable on the next turn, deferred tools stay dispatchable.
+
+use serde_json::{Value, json};
+use toolprism::lower::{Provider, ToolOptions};
+use toolprism::prelude::*;
+use toolprism::pipeline::Snapshot;
+use toolprism::search::{ToolIndex, ToolSearch};
+use toolprism::tool::IntoToolDef;
+use toolprism::turn::{Conversation, RunOptions, read_response, run_calls};
+use toolprism_tests::check_wire;
+
+fn corpus() -> Vec<Value> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/search/tools.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The corpus as tools of a registry: each advertises its real schema.
+fn corpus_registry() -> Registry {
+    let tools = corpus().into_iter().map(|tool| {
+        let mut def = ToolDef::builder(tool["name"].as_str().unwrap())
+            .description(tool["description"].as_str().unwrap_or_default())
+            .input_schema(json!({"type": "object"}))
+            .output_schema(json!(true))
+            .handler(|_: Value, _cx: ToolContext| async { Ok::<_, ToolError>(Value::Null) })
+            .build()
+            .with_advertised_input_schema(tool["inputSchema"].clone());
+        if let Some(title) = tool["title"].as_str() {
+            def = def.with_title(title);
+        }
+        def
+    });
+    Registry::builder().tools(tools).build().unwrap()
+}
+
+#[test]
+fn bm25_finds_the_tool_for_nine_tasks_in_ten_among_425_real_ones() {
+    let registry = corpus_registry();
+    let snapshot = registry.snapshot();
+    assert_eq!(snapshot.definitions().len(), 425);
+    let index = ToolIndex::new(snapshot.definitions());
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/search/queries.json");
+    let queries: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert!(queries.len() >= 50);
+    let mut missed = Vec::new();
+    for query in &queries {
+        let found = index.search(query["query"].as_str().unwrap(), 5);
+        let expected = query["expected"].as_str().unwrap();
+        assert!(
+            snapshot.definition(expected).is_some(),
+            "{expected} is in the corpus"
+        );
+        if !found.iter().any(|tool| tool.name() == expected) {
+            missed.push(format!("{} -> {expected}", query["query"]));
+        }
+    }
+    let found = u32::try_from(queries.len() - missed.len()).unwrap();
+    let recall = f64::from(found) / f64::from(u32::try_from(queries.len()).unwrap());
+    println!(
+        "recall@5 = {recall:.3} ({found} of {} tasks)",
+        queries.len()
+    );
+    assert!(
+        recall >= 0.9,
+        "recall@5 {recall:.3}; missed:\n{}",
+        missed.join("\n")
+    );
+    // Nothing found for words no tool has.
+    assert!(index.search("zyzzyva quux", 5).is_empty());
+}
+
+#[test]
+fn the_regex_mode_matches_names_and_descriptions_and_refuses_what_it_cannot_run() {
+    let registry = corpus_registry();
+    let index = ToolIndex::new(registry.snapshot().definitions());
+    let found = index.search_regex("^git_(status|log)$", 10).unwrap();
+    let names: Vec<&str> = found.iter().map(|tool| tool.name()).collect();
+    assert_eq!(names, ["git_status", "git_log"]);
+    assert!(
+        index
+            .search_regex("(?=look)ahead", 5)
+            .unwrap_err()
+            .contains("not a regular expression")
+    );
+    assert!(
+        index
+            .search_regex(&"a".repeat(201), 5)
+            .unwrap_err()
+            .contains("longer than 200")
+    );
+}
+
+/// Lists the open pull requests of a repository.
+#[tool(defer_loading)]
+fn list_pull_requests(#[arg(description = "owner/name")] repo: String) -> Vec<String> {
+    vec![format!("{repo}#1")]
+}
+
+/// Reads a file.
+#[tool]
+fn read(#[arg] path: String) -> String {
+    path
+}
+
+fn registry() -> Registry {
+    Registry::builder()
+        .tool(Read)
+        .tool(ListPullRequests)
+        .tool(ToolSearch::new().tool())
+        .build()
+        .unwrap()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap()
+}
+
+/// Reads the model's `response`, runs its calls in `snapshot`, adds the turn to
+/// `conversation`, and returns the turn's outcomes and the next request's body.
+fn take_turn(
+    conversation: &mut Conversation,
+    snapshot: &Snapshot,
+    response: &Value,
+) -> (Vec<ToolOutcome>, Value) {
+    let turn = read_response(conversation.provider(), response.to_string().as_bytes()).unwrap();
+    let outcomes = runtime()
+        .block_on(run_calls(snapshot, &turn, &RunOptions::default()))
+        .unwrap();
+    conversation.push_turn(&turn, &outcomes).unwrap();
+    (
+        outcomes,
+        conversation
+            .request("http://127.0.0.1:1", "key", false)
+            .body,
+    )
+}
+
+/// The first element of `list` whose `key` is `value`.
+fn find<'a>(list: &'a Value, key: &str, value: &str) -> &'a Value {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item[key] == value)
+        .unwrap_or_else(|| panic!("no {key} {value} in {list:#}"))
+}
+
+fn names(tools: &[Value]) -> Vec<String> {
+    tools
+        .iter()
+        .flat_map(|tool| {
+            let declarations = tool["functionDeclarations"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            let own = tool["name"]
+                .as_str()
+                .or_else(|| tool["function"]["name"].as_str())
+                .map(str::to_owned);
+            own.into_iter().chain(
+                declarations
+                    .into_iter()
+                    .filter_map(|d| d["name"].as_str().map(str::to_owned)),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_deferred_tool_is_found_and_offered_on_the_next_turn_where_a_provider_cannot_defer() {
+    let registry = registry();
+    let snapshot = registry.snapshot();
+    let mut conversation = Conversation::new(Provider::OpenAiChat, "a-model")
+        .with_tools(&snapshot, ToolOptions::default())
+        .unwrap();
+    conversation.user("Which pull requests are open on toolprism/toolprism?");
+    assert_eq!(
+        names(&conversation.tools()),
+        ["read", "tool_search"],
+        "deferred: not offered yet"
+    );
+
+    let body = json!({"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null,
+        "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "tool_search", "arguments": "{\"query\": \"open pull requests\"}"}}]}}]});
+    let (outcomes, _) = take_turn(&mut conversation, &snapshot, &body);
+    assert_eq!(
+        outcomes[0].value().unwrap()["tools"][0]["name"],
+        "list_pull_requests"
+    );
+    assert_eq!(
+        names(&conversation.tools()),
+        ["read", "list_pull_requests", "tool_search"]
+    );
+
+    // Deferred or not, it was dispatchable all along.
+    let outcome = runtime().block_on(registry.dispatch(
+        ToolCall::new("c2", "list_pull_requests", json!({"repo": "a/b"})),
+        Surface::Direct,
+    ));
+    assert_eq!(outcome.value().unwrap(), &json!(["a/b#1"]));
+}
+
+#[test]
+fn each_provider_continues_from_the_form_it_knows() {
+    let registry = registry();
+    let snapshot = registry.snapshot();
+    let mut cases = Vec::new();
+
+    // Anthropic: every tool sent, the deferred one marked; the search's result carries a
+    // `tool_reference` the API expands.
+    let mut anthropic = Conversation::new(Provider::Anthropic, "claude")
+        .with_tools(&snapshot, ToolOptions::default())
+        .unwrap();
+    anthropic.user("open PRs?");
+    let body = json!({"type": "message", "role": "assistant", "stop_reason": "tool_use", "content": [
+        {"type": "tool_use", "id": "toolu_1", "name": "tool_search", "input": {"query": "pull requests"}}]});
+    let (_, request) = take_turn(&mut anthropic, &snapshot, &body);
+    let deferred = find(&request["tools"], "name", "list_pull_requests");
+    assert_eq!(deferred["defer_loading"], true);
+    let result = &request["messages"][2]["content"][0];
+    assert!(
+        result["content"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"type": "tool_reference", "tool_name": "list_pull_requests"})),
+        "{result}"
+    );
+    cases.push(json!({"name": "anthropic", "type": "anthropic.request", "value": request}));
+
+    // OpenAI Responses: the search is its client-side `tool_search`, answered with a
+    // `tool_search_output` holding the found tools' definitions.
+    let mut responses = Conversation::new(Provider::OpenAiResponses, "gpt")
+        .with_tools(&snapshot, ToolOptions::default())
+        .unwrap();
+    responses.user("open PRs?");
+    let first = responses.request("http://127.0.0.1:1", "key", false).body;
+    let search = find(&first["tools"], "type", "tool_search");
+    assert_eq!(search["execution"], "client");
+    let body = json!({"object": "response", "status": "completed", "output": [
+        {"type": "tool_search_call", "id": "tsc_1", "call_id": "call_s", "execution": "client", "status": "completed", "arguments": {"query": "pull requests"}}]});
+    let (outcomes, request) = take_turn(&mut responses, &snapshot, &body);
+    assert_eq!(
+        outcomes[0].value().unwrap()["tools"][0]["name"],
+        "list_pull_requests"
+    );
+    let output = find(&request["input"], "type", "tool_search_output");
+    assert_eq!(output["call_id"], "call_s");
+    assert_eq!(output["tools"][0]["name"], "list_pull_requests");
+    cases.push(json!({"name": "responses", "type": "openai.responses.request", "value": request}));
+
+    // Gemini: no deferral of its own: the found tool's declaration is sent from then on.
+    let mut gemini = Conversation::new(Provider::Gemini, "gemini")
+        .with_tools(&snapshot, ToolOptions::default())
+        .unwrap();
+    gemini.user("open PRs?");
+    let body = json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {"name": "tool_search", "args": {"query": "pull requests"}}}]}, "finishReason": "STOP"}]});
+    let (_, request) = take_turn(&mut gemini, &snapshot, &body);
+    assert!(names(request["tools"].as_array().unwrap()).contains(&"list_pull_requests".to_owned()));
+    cases.push(json!({"name": "gemini", "type": "gemini.request", "value": request}));
+
+    let report = check_wire("search-cases.json", &cases);
+    assert_eq!(report["failures"], json!([]), "{report:#}");
+}
+
+/// The weather forecast for a city.
+#[tool(defer_loading)]
+fn forecast(#[arg] city: String) -> String {
+    city
+}
+
+#[test]
+fn the_index_follows_the_snapshot_a_call_runs_in() {
+    let registry = registry();
+    let runtime = runtime();
+    let search = |query: &str| {
+        let outcome = runtime.block_on(registry.dispatch(
+            ToolCall::new("c", "tool_search", json!({"query": query})),
+            Surface::Direct,
+        ));
+        outcome.value().unwrap()["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert!(search("weather forecast").is_empty());
+    registry.register(Forecast.into_tool_def()).unwrap();
+    assert_eq!(search("weather forecast"), ["forecast"]);
+    // The search tool does not find itself, nor a tool only programs may call.
+    assert!(!search("finds tools search").contains(&"tool_search".to_owned()));
+}
+
+/// The customer a CRM knows by an email address.
+#[tool]
+fn get_customer(#[arg] email: String) -> String {
+    email
+}
+
+/// The orders a CRM holds for a customer.
+#[tool(defer_loading)]
+fn list_orders(#[arg] email: String) -> Vec<String> {
+    vec![email]
+}
+
+#[test]
+fn a_namespace_groups_its_tools_for_responses_and_its_found_tools_come_back_in_it() {
+    use toolprism::tool::Namespace;
+    let crm = || Namespace::new("crm", "The customer relationship manager.");
+    let registry = Registry::builder()
+        .tool(GetCustomer.into_tool_def().with_namespace(crm()))
+        .tool(ListOrders.into_tool_def().with_namespace(crm()))
+        .tool(ToolSearch::new().tool())
+        .build()
+        .unwrap();
+    let snapshot = registry.snapshot();
+
+    let tools = toolprism::lower::lower_tools(
+        Provider::OpenAiResponses,
+        snapshot.definitions(),
+        ToolOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(tools.len(), 2, "one namespace and the search: {tools:#?}");
+    assert_eq!(
+        (tools[0]["type"].clone(), tools[0]["name"].clone()),
+        (json!("namespace"), json!("crm"))
+    );
+    assert_eq!(
+        names(tools[0]["tools"].as_array().unwrap()),
+        ["get_customer", "list_orders"]
+    );
+    assert_eq!(tools[0]["tools"][1]["defer_loading"], true);
+    // Providers without groups list the tools as they are.
+    let anthropic = toolprism::lower::lower_tools(
+        Provider::Anthropic,
+        snapshot.definitions(),
+        ToolOptions::default(),
+    )
+    .unwrap();
+    assert_eq!(
+        names(&anthropic),
+        ["get_customer", "list_orders", "tool_search"]
+    );
+
+    let mut conversation = Conversation::new(Provider::OpenAiResponses, "gpt")
+        .with_tools(&snapshot, ToolOptions::default())
+        .unwrap();
+    conversation.user("what did ada order?");
+    let search = json!({"object": "response", "status": "completed", "output": [
+        {"type": "tool_search_call", "id": "tsc_1", "call_id": "call_s", "execution": "client", "status": "completed", "arguments": {"query": "customer orders"}}]});
+    let (_, request) = take_turn(&mut conversation, &snapshot, &search);
+    let output = find(&request["input"], "type", "tool_search_output");
+    assert_eq!(
+        output["tools"].as_array().unwrap().len(),
+        1,
+        "both found tools in one group: {output:#}"
+    );
+    assert_eq!(output["tools"][0]["name"], "crm");
+    assert_eq!(
+        names(output["tools"][0]["tools"].as_array().unwrap()),
+        ["list_orders", "get_customer"]
+    );
+
+    // The model calls a tool of the namespace by its name in it; the call is echoed with it.
+    let call = json!({"object": "response", "status": "completed", "output": [
+        {"type": "function_call", "id": "fc_1", "call_id": "call_o", "namespace": "crm", "name": "list_orders", "arguments": "{\"email\":\"ada@example.com\"}", "status": "completed"}]});
+    let (outcomes, request) = take_turn(&mut conversation, &snapshot, &call);
+    assert_eq!(outcomes[0].value().unwrap(), &json!(["ada@example.com"]));
+    let echoed = find(&request["input"], "type", "function_call");
+    assert_eq!(echoed["namespace"], "crm");
+    let report = check_wire(
+        "namespace-cases.json",
+        &[json!({"name": "responses", "type": "openai.responses.request", "value": request})],
+    );
+    assert_eq!(report["failures"], json!([]), "{report:#}");
+
+    // Two descriptions of one namespace are refused.
+    let other = Namespace::new("crm", "Something else.");
+    let refused = registry
+        .register(Forecast.into_tool_def().with_namespace(other))
+        .unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("namespace `crm` is described otherwise"),
+        "{refused}"
+    );
+}
