@@ -35,6 +35,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 use toolprism::bound::json_len_within;
 use toolprism::error::{FailureKind, codes};
+use toolprism::present::is_media_type;
 use toolprism::schema::{check_input_schema, check_output_schema};
 use toolprism::tool::{Icon, IconTheme, Namespace, Presented, ToolAbout};
 use toolprism::{ContentBlock, RegistrationError, Registry, ToolContext, ToolDef, ToolError};
@@ -666,9 +667,10 @@ const MAX_REMOTE_ICON_SRC: usize = 2_048;
 
 /// What a remote tool says of itself: its title, hints and icons, kept as the server's hints —
 /// nothing here trusts them for a decision. What registration would refuse is left out rather
-/// than refusing the tool: a title past 200 characters is cut, icons past 8 or whose address
-/// is not http(s) or data: (or past 2,048 characters) are dropped, and hints that contradict
-/// each other (read-only and destructive) say neither.
+/// than refusing the tool: a title past 200 characters is cut (and left out if what remains
+/// is blank), icons past 8 or whose address is not http(s) or data: (or past 2,048 bytes) are
+/// dropped, a media type or size registration would refuse is left out of its icon, and hints
+/// that contradict each other (read-only and destructive) say neither.
 fn remote_about(tool: &Tool) -> ToolAbout {
     let mut about = ToolAbout::default();
     let annotations = tool.annotations.as_ref();
@@ -676,8 +678,8 @@ fn remote_about(tool: &Tool) -> ToolAbout {
         .title
         .clone()
         .or_else(|| annotations.and_then(|annotations| annotations.title.clone()))
-        .filter(|title| !title.trim().is_empty())
-        .map(|title| title.chars().take(MAX_REMOTE_TITLE).collect());
+        .map(|title| title.chars().take(MAX_REMOTE_TITLE).collect::<String>())
+        .filter(|title| !title.trim().is_empty());
     if let Some(annotations) = annotations {
         about.hints.read_only = annotations.read_only_hint;
         about.hints.destructive = annotations.destructive_hint;
@@ -699,7 +701,7 @@ fn remote_about(tool: &Tool) -> ToolAbout {
         if let Some(mime) = icon
             .mime_type
             .as_ref()
-            .filter(|mime| mime.len() <= 128 && mime.contains('/'))
+            .filter(|mime| mime.len() <= 128 && is_media_type(mime))
         {
             kept = kept.with_mime_type(mime.clone());
         }
@@ -727,8 +729,9 @@ fn remote_about(tool: &Tool) -> ToolAbout {
         }
         about.icons.push(kept);
     }
-    // Whatever else registration would refuse in them, the icons go, not the tool.
+    // Whatever else registration would refuse in them, the title and icons go, not the tool.
     if about.check().is_err() {
+        about.title = None;
         about.icons.clear();
     }
     about

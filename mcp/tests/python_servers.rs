@@ -51,6 +51,14 @@ async fn a_fastmcp_server_is_imported_with_its_values_checked() {
     assert_eq!(weather.icons.len(), 1);
     assert_eq!(weather.icons[0].src, "https://example.com/sun.png");
     assert_eq!(weather.icons[0].sizes, ["48x48"]);
+    // What registration would refuse is left out, the tool kept: a title blank where it is
+    // cut, a media type that is not one.
+    let odd = snapshot.definition("odd").unwrap().about();
+    assert_eq!(odd.title, None);
+    assert_eq!(
+        (odd.icons.len(), odd.icons[0].mime_type.as_deref()),
+        (1, None)
+    );
     let fail = snapshot.definition("fail").unwrap().about();
     assert_eq!((fail.hints.read_only, fail.hints.destructive), (None, None));
 

@@ -8,7 +8,7 @@
 //! stays dispatchable all along.
 
 use std::any::Any;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
@@ -28,6 +28,10 @@ const K1: f64 = 1.5;
 const B: f64 = 0.75;
 /// The longest regular expression a search takes, as Anthropic's regex tool search does.
 pub const MAX_PATTERN_CHARS: usize = 200;
+/// The most distinct words of a query a BM25 search reads.
+pub const MAX_QUERY_WORDS: usize = 64;
+/// The longest query the `tool_search` tool takes, in characters.
+pub const MAX_QUERY_CHARS: usize = 1_000;
 /// What a compiled pattern may take, so that no pattern costs more than a few milliseconds.
 const MAX_PATTERN_SIZE: usize = 1 << 20;
 
@@ -151,7 +155,8 @@ impl ToolIndex {
     }
 
     /// The `limit` tools that best match `query` by BM25, best first; those that share no word
-    /// with it are not returned.
+    /// with it are not returned. Words past the query's first [`MAX_QUERY_WORDS`] distinct
+    /// ones are not read.
     ///
     /// ```
     /// use toolprism::prelude::*;
@@ -173,13 +178,13 @@ impl ToolIndex {
     pub fn search(&self, query: &str, limit: usize) -> Vec<&AdvertisedTool> {
         let count = as_f64(self.tools.len());
         let mut scores: HashMap<u32, f64> = HashMap::new();
-        let mut seen = Vec::new();
+        let mut seen = HashSet::new();
         for word in words(query) {
-            if seen.contains(&word) {
+            // Each word counts once, and the first few dozen are enough to rank by.
+            if seen.len() == MAX_QUERY_WORDS || !seen.insert(word.clone()) {
                 continue;
             }
             let Some(postings) = self.postings.get(&word) else {
-                seen.push(word);
                 continue;
             };
             let frequency = as_f64(postings.len());
@@ -190,7 +195,6 @@ impl ToolIndex {
                 let norm = K1 * (1.0 - B + B * length / self.average_length.max(1.0));
                 *scores.entry(*at).or_default() += idf * term * (K1 + 1.0) / (term + norm);
             }
-            seen.push(word);
         }
         let mut ranked: Vec<(u32, f64)> = scores.into_iter().collect();
         // Best first; ties in the snapshot's order, so a search repeats exactly.
@@ -235,6 +239,7 @@ impl ToolIndex {
 pub struct ToolSearchArgs {
     /// What the tool you need does, in a few words; with `regex`, a regular expression matched
     /// against tool names and descriptions.
+    #[schemars(length(min = 1, max = MAX_QUERY_CHARS))]
     pub query: String,
     /// Read `query` as a regular expression (case-insensitive) instead of words.
     #[serde(default)]
@@ -306,7 +311,8 @@ impl Default for ToolSearch {
 }
 
 /// The index of the snapshot it was built from, known by a weak reference: while it is held,
-/// that snapshot's tools cannot be freed and their address reused by another's.
+/// the allocation of that snapshot's tools cannot be reused by another's, so a pointer that
+/// matches is that snapshot.
 type Cached = Option<(Weak<dyn Any + Send + Sync>, Arc<ToolIndex>)>;
 
 impl ToolSearch {
@@ -318,7 +324,7 @@ impl ToolSearch {
     }
 
     /// Under another name. (OpenAI Responses' client-side tool search answers to
-    /// `tool_search` only.)
+    /// `tool_search` only: under another name it is lowered there as a plain function.)
     #[must_use]
     pub fn named(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();

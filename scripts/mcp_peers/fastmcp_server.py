@@ -3,7 +3,8 @@
 - weather: a typed (pydantic) value, object-rooted outputSchema; a title, hints and icons
   (one whose address is a script);
 - double: an int, advertised wrapped with `x-fastmcp-wrap-result`;
-- odd: an outputSchema beyond toolprism's validated subset (a look-ahead pattern);
+- odd: an outputSchema beyond toolprism's validated subset (a look-ahead pattern); a title
+  blank in its first 200 characters, an icon whose media type is not one;
 - fail: raises ToolError, so the result has isError; hints that contradict each other;
 - unlock: adds the tool `bonus` and tells the client the list changed.
 """
@@ -40,7 +41,11 @@ def double(n: int) -> int:
     return n * 2
 
 
-@server.tool(output_schema={"type": "object", "properties": {"s": {"type": "string", "pattern": "^(?=x)"}}})
+@server.tool(
+    output_schema={"type": "object", "properties": {"s": {"type": "string", "pattern": "^(?=x)"}}},
+    title=" " * 200 + "x",
+    icons=[mcp_types.Icon(src="https://example.com/odd.png", mimeType="not a media type")],
+)
 def odd() -> dict:
     """A schema with a look-ahead."""
     return {"s": "xyz"}

@@ -12,7 +12,7 @@ use toolprism::RegistrationError;
 use toolprism::lower::{Provider, ToolChoice, ToolOptions, lower_tool_choice, lower_tools};
 use toolprism::prelude::*;
 use toolprism::tool::{Callers, Icon, IconTheme, IntoToolDef};
-use toolprism::turn::Conversation;
+use toolprism::turn::{Conversation, RunOptions, read_response, run_calls};
 use toolprism_tests::{check_wire, code, text};
 
 /// Reads a file.
@@ -250,6 +250,25 @@ fn each_tool_is_called_only_by_whom_it_says() {
         Surface::Nested,
     ));
     assert_eq!(code(&asked), Some("TOOL_NOT_CALLABLE"));
+
+    // A provider's program (Anthropic's programmatic tool calling) calls the tool only
+    // programs may call, and cannot call the one only the model may.
+    let body = json!({"type": "message", "role": "assistant", "stop_reason": "tool_use", "content": [
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "code_execution", "input": {"code": "..."}},
+        {"type": "tool_use", "id": "toolu_1", "name": "delete", "input": {"path": "b"},
+         "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_1"}},
+        {"type": "tool_use", "id": "toolu_2", "name": "ask", "input": {"question": "?"},
+         "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_1"}}]});
+    let turn = read_response(Provider::Anthropic, body.to_string().as_bytes()).unwrap();
+    let outcomes = runtime
+        .block_on(run_calls(
+            &registry.snapshot(),
+            &turn,
+            &RunOptions::default(),
+        ))
+        .unwrap();
+    assert_eq!(outcomes[0].value().unwrap(), &json!("b"));
+    assert_eq!(code(&outcomes[1]), Some("TOOL_NOT_CALLABLE"));
 }
 
 #[test]

@@ -147,7 +147,7 @@ const ALL: [(Provider, &str); 4] = [
 fn lowered_tools() -> Vec<(String, &'static str, Value)> {
     let snapshot = snapshot();
     let mut lowered = Vec::new();
-    let cases: [(Provider, &str, ToolOptions, &[&str], &str); 6] = [
+    let cases: [(Provider, &str, ToolOptions, &[&str], &str); 7] = [
         (
             Provider::OpenAiChat,
             "openai_chat",
@@ -181,6 +181,13 @@ fn lowered_tools() -> Vec<(String, &'static str, Value)> {
             "anthropic",
             ToolOptions::default(),
             &["draw", "plant", "label"],
+            "anthropic.tool",
+        ),
+        (
+            Provider::Anthropic,
+            "anthropic.strict",
+            ToolOptions::default().strict(),
+            &["draw"],
             "anthropic.tool",
         ),
         (
@@ -382,6 +389,53 @@ fn openai_strict_requires_every_property_and_refuses_maps() {
     assert_eq!(
         (error.tool.as_str(), error.source.keyword.as_str()),
         ("label", "additionalProperties")
+    );
+}
+
+#[test]
+fn anthropic_strict_keeps_optional_properties_folds_bounds_and_refuses_recursion() {
+    let snapshot = snapshot();
+    let tools = lower_tools(
+        Provider::Anthropic,
+        definitions(&snapshot, &["draw"]),
+        ToolOptions::default().strict(),
+    )
+    .unwrap();
+    let draw = &tools[0];
+    assert_eq!(draw["strict"], true);
+    let schema = &draw["input_schema"];
+    assert_eq!(schema["additionalProperties"], false);
+    let required = schema["required"].as_array().unwrap();
+    assert!(required.contains(&json!("alpha")));
+    assert!(
+        !required.contains(&json!("count")),
+        "optional stays optional: {schema:#}"
+    );
+    // Bounds Anthropic's strict mode refuses are told, not sent.
+    let alpha = &schema["properties"]["alpha"];
+    assert_eq!(
+        (alpha.get("minimum"), alpha.get("maximum")),
+        (None, None),
+        "{alpha:#}"
+    );
+    assert!(
+        alpha["description"]
+            .as_str()
+            .unwrap()
+            .contains("maximum: 255"),
+        "{alpha:#}"
+    );
+    assert!(!schema.to_string().contains("$ref"), "references inlined");
+
+    let error = lower_tools(
+        Provider::Anthropic,
+        definitions(&snapshot, &["plant"]),
+        ToolOptions::default().strict(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (error.tool.as_str(), error.source.keyword.as_str()),
+        ("plant", "$ref")
     );
 }
 

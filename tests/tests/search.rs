@@ -5,8 +5,8 @@
 
 use serde_json::{Value, json};
 use toolprism::lower::{Provider, ToolOptions};
-use toolprism::prelude::*;
 use toolprism::pipeline::Snapshot;
+use toolprism::prelude::*;
 use toolprism::search::{ToolIndex, ToolSearch};
 use toolprism::tool::IntoToolDef;
 use toolprism::turn::{Conversation, RunOptions, read_response, run_calls};
@@ -391,4 +391,34 @@ fn a_namespace_groups_its_tools_for_responses_and_its_found_tools_come_back_in_i
             .contains("namespace `crm` is described otherwise"),
         "{refused}"
     );
+}
+
+#[test]
+fn a_failed_search_is_told_to_a_responses_model_after_the_outputs() {
+    let registry = registry();
+    let snapshot = registry.snapshot();
+    let mut conversation = Conversation::new(Provider::OpenAiResponses, "gpt")
+        .with_tools(&snapshot, ToolOptions::default())
+        .unwrap();
+    conversation.user("open PRs?");
+    let body = json!({"object": "response", "status": "completed", "output": [
+        {"type": "tool_search_call", "id": "tsc_1", "call_id": "call_s", "execution": "client", "status": "completed",
+         "arguments": {"query": "pull(", "regex": true}}]});
+    let (outcomes, request) = take_turn(&mut conversation, &snapshot, &body);
+    assert!(outcomes[0].is_error());
+    let input = request["input"].as_array().unwrap();
+    let output_at = input
+        .iter()
+        .position(|item| item["type"] == "tool_search_output")
+        .unwrap();
+    assert_eq!(input[output_at]["tools"], json!([]));
+    let told = &input[output_at + 1];
+    assert_eq!(told["role"], "user");
+    let text = told["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("not a regular expression"), "{text}");
+    let report = check_wire(
+        "failed-search-cases.json",
+        &[json!({"name": "responses", "type": "openai.responses.request", "value": request})],
+    );
+    assert_eq!(report["failures"], json!([]), "{report:#}");
 }

@@ -88,16 +88,92 @@ pub fn plain(schema: &Value) -> Result<Value, DialectError> {
 /// - a map (an object whose `additionalProperties` is a schema) has no strict form: error.
 pub fn openai_strict(schema: &Value) -> Result<Value, DialectError> {
     within_depth(schema)?;
-    let mut out = strict_node(schema, "")?;
+    let mut out = strict_node(schema, "", Strict::OpenAi)?;
     if let (Value::Object(out), Some(Value::Object(defs))) = (&mut out, schema.get("$defs")) {
         let mut strict_defs = Map::new();
         for (name, def) in defs {
             let at = format!("/$defs/{name}");
-            strict_defs.insert(name.clone(), strict_node(def, &at)?);
+            strict_defs.insert(name.clone(), strict_node(def, &at, Strict::OpenAi)?);
         }
         out.insert("$defs".into(), Value::Object(strict_defs));
     }
     Ok(out)
+}
+
+/// Which provider's strict mode a schema is rewritten for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Strict {
+    OpenAi,
+    Anthropic,
+}
+
+impl Strict {
+    /// The string formats it accepts.
+    fn formats(self) -> &'static [&'static str] {
+        match self {
+            Self::OpenAi => &OPENAI_FORMATS,
+            Self::Anthropic => &ANTHROPIC_FORMATS,
+        }
+    }
+
+    /// Whether it refuses `keyword` (beside what OpenAI's refuses): Anthropic's takes no
+    /// numeric or string bounds, and of the array bounds only `minItems` of 0 or 1.
+    fn also_unsupported(self, keyword: &str, value: &Value) -> bool {
+        self == Self::Anthropic
+            && (ANTHROPIC_UNSUPPORTED.contains(&keyword)
+                || (keyword == "minItems" && value.as_u64().is_none_or(|count| count > 1)))
+    }
+}
+
+/// String formats Anthropic's strict mode accepts.
+const ANTHROPIC_FORMATS: [&str; 10] = [
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// Keywords Anthropic's strict mode refuses beside those OpenAI's does.
+const ANTHROPIC_UNSUPPORTED: [&str; 7] = [
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "maxItems",
+    "pattern",
+];
+
+/// The schema for Anthropic's strict tool use (`"strict": true`):
+///
+/// - every local `$ref` is inlined; a recursive type has no strict form: error on `$ref`;
+/// - every object gets `"additionalProperties": false`; optional properties stay optional;
+/// - `oneOf` becomes `anyOf`; `allOf` members are merged when they do not clash;
+/// - keywords strict mode does not accept — numeric and string bounds, `pattern`, array bounds
+///   other than `minItems` of 0 or 1, and those OpenAI's strict mode refuses — are folded into
+///   the description, where the model still reads them and dispatch still enforces them;
+/// - a map (an object whose `additionalProperties` is a schema) has no strict form: error.
+pub fn anthropic_strict(schema: &Value) -> Result<Value, DialectError> {
+    within_depth(schema)?;
+    let draft_07 = schema
+        .get("$schema")
+        .and_then(Value::as_str)
+        .is_some_and(|uri| uri.contains("draft-07"));
+    let inlined = inline_refs(schema, draft_07, INLINE_BUDGET).map_err(|inline| match inline {
+        InlineError::Recursive { reference } => error(
+            "$ref",
+            "",
+            format!("`{reference}` is recursive, which Anthropic's strict mode cannot express"),
+        ),
+        other => error("$ref", "", other.to_string()),
+    })?;
+    strict_node(&inlined, "", Strict::Anthropic)
 }
 
 /// String formats strict mode accepts.
@@ -135,7 +211,7 @@ const OPENAI_UNSUPPORTED: [&str; 18] = [
     "dependentSchemas",
 ];
 
-fn strict_node(schema: &Value, at: &str) -> Result<Value, DialectError> {
+fn strict_node(schema: &Value, at: &str, dialect: Strict) -> Result<Value, DialectError> {
     let Some(map) = object_form(schema, at)? else {
         return Ok(json!({}));
     };
@@ -147,13 +223,13 @@ fn strict_node(schema: &Value, at: &str) -> Result<Value, DialectError> {
             k if DROPPED.contains(&k) => {}
             "default" | "examples" => folded.push(format!("{key}: {}", compact(value))),
             "format" => match value.as_str() {
-                Some(format) if OPENAI_FORMATS.contains(&format) => {
+                Some(format) if dialect.formats().contains(&format) => {
                     out.insert(key.clone(), value.clone());
                 }
                 Some(format) if is_numeric_format(format) => {}
                 _ => folded.push(format!("format: {}", compact(value))),
             },
-            k if OPENAI_UNSUPPORTED.contains(&k) => {
+            k if OPENAI_UNSUPPORTED.contains(&k) || dialect.also_unsupported(k, value) => {
                 folded.push(format!("{key}: {}", compact(value)));
             }
             "properties" => {
@@ -167,12 +243,13 @@ fn strict_node(schema: &Value, at: &str) -> Result<Value, DialectError> {
                     .unwrap_or_default();
                 let mut strict = Map::new();
                 for (name, property) in properties {
-                    let property = strict_node(property, &format!("{here}/{name}"))?;
-                    let property = if required.contains(&name.as_str()) {
-                        property
-                    } else {
-                        nullable(property)
-                    };
+                    let property = strict_node(property, &format!("{here}/{name}"), dialect)?;
+                    let property =
+                        if dialect == Strict::Anthropic || required.contains(&name.as_str()) {
+                            property
+                        } else {
+                            nullable(property)
+                        };
                     strict.insert(name.clone(), property);
                 }
                 out.insert(key.clone(), Value::Object(strict));
@@ -190,13 +267,13 @@ fn strict_node(schema: &Value, at: &str) -> Result<Value, DialectError> {
                 }
             },
             "oneOf" | "anyOf" => {
-                out.insert("anyOf".into(), strict_each(value, &here)?);
+                out.insert("anyOf".into(), strict_each(value, &here, dialect)?);
             }
             "items" => {
-                out.insert(key.clone(), strict_node(value, &here)?);
+                out.insert(key.clone(), strict_node(value, &here, dialect)?);
             }
             "prefixItems" => {
-                out.insert(key.clone(), strict_each(value, &here)?);
+                out.insert(key.clone(), strict_each(value, &here, dialect)?);
             }
             _ => {
                 out.insert(key.clone(), value.clone());
@@ -217,7 +294,19 @@ fn strict_node(schema: &Value, at: &str) -> Result<Value, DialectError> {
                     .collect()
             })
             .unwrap_or_default();
-        out.insert("required".into(), Value::Array(names));
+        let required = match dialect {
+            Strict::OpenAi => names,
+            // Anthropic takes optional properties: those required stay the only ones.
+            Strict::Anthropic => names
+                .into_iter()
+                .filter(|name| {
+                    map.get("required")
+                        .and_then(Value::as_array)
+                        .is_some_and(|required| required.contains(name))
+                })
+                .collect(),
+        };
+        out.insert("required".into(), Value::Array(required));
         out.insert("additionalProperties".into(), Value::Bool(false));
         out.entry("properties").or_insert_with(|| json!({}));
     }
@@ -225,14 +314,14 @@ fn strict_node(schema: &Value, at: &str) -> Result<Value, DialectError> {
     Ok(Value::Object(out))
 }
 
-fn strict_each(value: &Value, at: &str) -> Result<Value, DialectError> {
+fn strict_each(value: &Value, at: &str, dialect: Strict) -> Result<Value, DialectError> {
     let Value::Array(items) = value else {
         return Ok(value.clone());
     };
     items
         .iter()
         .enumerate()
-        .map(|(index, item)| strict_node(item, &format!("{at}/{index}")))
+        .map(|(index, item)| strict_node(item, &format!("{at}/{index}"), dialect))
         .collect()
 }
 

@@ -25,11 +25,13 @@ mod result;
 mod root;
 
 pub use choice::{ToolChoice, ToolChoiceError, lower_tool_choice};
-pub use dialect::{DialectError, gemini, openai_strict, plain};
+pub use dialect::{DialectError, anthropic_strict, gemini, openai_strict, plain};
+pub(crate) use result::text_of;
 pub use result::{lower_content, lower_outcome};
 pub use root::object_root;
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 
 use serde_json::{Map, Value, json};
 
@@ -66,7 +68,8 @@ impl std::fmt::Display for Provider {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ToolOptions {
-    /// OpenAI strict mode: input schemas rewritten by [`openai_strict`] and `"strict": true`.
+    /// Strict mode, where a provider has one: `"strict": true`, with input schemas rewritten
+    /// by [`openai_strict`] (OpenAI Chat and Responses) or [`anthropic_strict`] (Anthropic).
     pub strict: bool,
     /// Send each tool's output schema where the provider has a field for it (Gemini
     /// `response`, OpenAI Responses `output_schema`).
@@ -74,7 +77,7 @@ pub struct ToolOptions {
 }
 
 impl ToolOptions {
-    /// With OpenAI strict mode.
+    /// With strict mode (OpenAI, Anthropic).
     #[must_use]
     pub fn strict(mut self) -> Self {
         self.strict = true;
@@ -109,7 +112,9 @@ pub struct LowerError {
 /// all of them go in one `{"functionDeclarations": […]}` tool, and for OpenAI Responses,
 /// where the tools of a [`Namespace`] go in one `{"type": "namespace", …}` tool, placed where
 /// the first of them is. A tool only programs may call is left out for OpenAI Chat and
-/// Gemini, which have no programs.
+/// Gemini, which have no programs. A deferred tool is marked `defer_loading` where a provider
+/// has the field and lowered like any other where it has not: withholding it until a search
+/// finds it is [`Conversation`](crate::turn::Conversation)'s work.
 ///
 /// ```
 /// use toolprism::prelude::*;
@@ -130,6 +135,8 @@ pub fn lower_tools<'a>(
     options: ToolOptions,
 ) -> Result<Vec<Value>, LowerError> {
     let mut lowered = Vec::new();
+    // Where each namespace's group is in `lowered`.
+    let mut groups: HashMap<String, usize> = HashMap::new();
     for definition in definitions {
         // A tool only programs may call is not offered to the model: Anthropic's and
         // Responses' programs have a field for it; elsewhere it is left out.
@@ -142,7 +149,7 @@ pub fn lower_tools<'a>(
             Some(namespace)
                 if provider == Provider::OpenAiResponses && tool["type"] == "function" =>
             {
-                in_namespace(&mut lowered, namespace, tool);
+                in_namespace(&mut lowered, &mut groups, namespace, tool);
             }
             _ => lowered.push(tool),
         }
@@ -154,21 +161,26 @@ pub fn lower_tools<'a>(
 }
 
 /// Puts a lowered Responses tool in its namespace's group, made where its first tool is.
-fn in_namespace(lowered: &mut Vec<Value>, namespace: &Namespace, tool: Value) {
-    let group = lowered
-        .iter_mut()
-        .find(|group| group["type"] == "namespace" && group["name"] == namespace.name.as_str());
-    match group
-        .and_then(|group| group.get_mut("tools"))
-        .and_then(Value::as_array_mut)
-    {
-        Some(tools) => tools.push(tool),
-        None => lowered.push(json!({
+fn in_namespace(
+    lowered: &mut Vec<Value>,
+    groups: &mut HashMap<String, usize>,
+    namespace: &Namespace,
+    tool: Value,
+) {
+    let members = groups
+        .get(&namespace.name)
+        .and_then(|&at| lowered[at].get_mut("tools"))
+        .and_then(Value::as_array_mut);
+    if let Some(members) = members {
+        members.push(tool);
+    } else {
+        groups.insert(namespace.name.clone(), lowered.len());
+        lowered.push(json!({
             "type": "namespace",
             "name": namespace.name,
             "description": namespace.description,
             "tools": [tool],
-        })),
+        }));
     }
 }
 
@@ -229,6 +241,9 @@ fn lower_tool(
     let input_schema = object_root(definition.input_schema());
     let input = match provider {
         Provider::Gemini => gemini(&input_schema).map_err(|e| fail("input", e))?,
+        Provider::Anthropic if options.strict => {
+            anthropic_strict(&input_schema).map_err(|e| fail("input", e))?
+        }
         _ if strict => openai_strict(&input_schema).map_err(|e| fail("input", e))?,
         _ => plain(&input_schema).map_err(|e| fail("input", e))?,
     };
@@ -241,7 +256,10 @@ fn lower_tool(
     } else {
         description_with_examples(definition)
     };
-    if about.tool_search && provider == Provider::OpenAiResponses {
+    if about.tool_search
+        && provider == Provider::OpenAiResponses
+        && name == crate::search::DEFAULT_NAME
+    {
         // Responses' own client-side tool search: the model's `tool_search_call` is answered
         // with a `tool_search_output` of the tools found.
         return Ok(json!({

@@ -60,7 +60,7 @@ pub fn lower_content(
 }
 
 /// The text of the content: text blocks, and a line for each block that is not text.
-fn text_of(content: &[ContentBlock], is_error: bool, mention_images: bool) -> String {
+pub(crate) fn text_of(content: &[ContentBlock], is_error: bool, mention_images: bool) -> String {
     let mut lines = Vec::new();
     for block in content {
         match block {

@@ -58,6 +58,8 @@ pub struct DispatchOptions {
     pub(crate) extensions: StateMap,
     /// How many dispatches enclose this one (0 for a host's own call).
     pub(crate) nesting: usize,
+    /// A direct call a provider's program made (programmatic tool calling), not the model.
+    pub(crate) by_program: bool,
 }
 
 impl DispatchOptions {
@@ -110,6 +112,17 @@ impl DispatchOptions {
         self
     }
 
+    /// Says that a program the provider runs made this direct call (Anthropic's programmatic
+    /// tool calling, an OpenAI program), not the model: a tool only programs may call takes
+    /// it, and one only the model may call refuses it (`TOOL_NOT_CALLABLE`).
+    /// [`run_calls`](crate::turn::run_calls) says it of every call a turn marks
+    /// [`Caller::Program`](crate::turn::Caller::Program).
+    #[must_use]
+    pub fn from_program(mut self) -> Self {
+        self.by_program = true;
+        self
+    }
+
     /// Attaches a value of type `T` to this dispatch, for the body to read with
     /// [`ToolContext::extension`](crate::ToolContext::extension) (one per type; a second
     /// replaces the first). Nested calls the body makes see it too.
@@ -157,6 +170,7 @@ impl std::fmt::Debug for DispatchOptions {
             .field("progress", &self.progress.is_some())
             .field("extensions", &self.extensions.len())
             .field("nesting", &self.nesting)
+            .field("by_program", &self.by_program)
             .finish()
     }
 }
@@ -269,12 +283,14 @@ fn start(
     let Some(tool) = target.resolved.or_else(|| target.table.get(&name)) else {
         return Started::Ended(failure(unknown_tool(target.table, &name)));
     };
-    let callable = match surface {
-        Surface::Direct => tool.callers.direct(),
-        Surface::Nested => tool.callers.programs(),
+    let by_program = surface == Surface::Nested || options.by_program;
+    let callable = if by_program {
+        tool.callers.programs()
+    } else {
+        tool.callers.direct()
     };
     if !callable {
-        return Started::Ended(failure(not_callable(tool.name(), surface)));
+        return Started::Ended(failure(not_callable(tool.name(), by_program)));
     }
 
     // 2. Validate the arguments before anything else sees them, so that policies (and a
@@ -437,6 +453,7 @@ impl CallScope for Chain {
                 progress: self.progress.clone(),
                 extensions: self.extensions.clone(),
                 nesting: self.nesting + 1,
+                by_program: false,
             };
             let recorder = self.extensions.get::<NestedRecording>();
             let (id, name) = match &recorder {
@@ -639,10 +656,11 @@ fn unknown_tool(table: &ToolTable, name: &str) -> FailureError {
 }
 
 /// The failure of a call its tool does not take from this caller.
-fn not_callable(name: &str, surface: Surface) -> FailureError {
-    let (only, here) = match surface {
-        Surface::Direct => ("programs (Code Mode)", "the model"),
-        _ => ("the model", "a program"),
+fn not_callable(name: &str, by_program: bool) -> FailureError {
+    let (only, here) = if by_program {
+        ("the model", "a program")
+    } else {
+        ("programs", "the model")
     };
     FailureError::new(
         FailureKind::NotCallable,

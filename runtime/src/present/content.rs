@@ -188,7 +188,7 @@ fn base64_error(data: &str) -> Option<usize> {
 /// `type/subtype`, each a restricted name of RFC 6838 (a letter or digit, then up to 126 of
 /// letters, digits and `! # $ & - ^ _ . +`), then optional parameters after a `;` in printable
 /// ASCII.
-pub(crate) fn is_media_type(mime_type: &str) -> bool {
+pub fn is_media_type(mime_type: &str) -> bool {
     let (essence, parameters) = mime_type.split_once(';').unwrap_or((mime_type, ""));
     let restricted_name = |name: &str| {
         (1..=127).contains(&name.len())

@@ -11,7 +11,6 @@ pub use card::{
     Card, DiffCard, GenericCard, ReadCard, SearchCard, SearchMatch, TerminalCard, WebCard,
     present_call, present_result,
 };
-pub(crate) use content::is_media_type;
-pub use content::{ContentBlock, IntoContent, ResourceContents};
+pub use content::{ContentBlock, IntoContent, ResourceContents, is_media_type};
 pub use cut::{shorten, shorten_with};
 pub use meta::{IntoMeta, Json, MetaError};

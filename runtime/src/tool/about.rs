@@ -22,7 +22,8 @@ pub struct ToolAbout {
     pub icons: Vec<Icon>,
     /// Example arguments, each valid against the input schema (checked at registration).
     pub examples: Vec<Value>,
-    /// How long a call may run before its body is dropped and it fails with `TOOL_TIMEOUT`.
+    /// How long a call may run before its body is dropped (where it awaits) and it fails with
+    /// `TOOL_TIMEOUT`.
     pub timeout: Option<Duration>,
     /// Left out of the first request and found through tool search (it stays callable).
     pub defer_loading: bool,

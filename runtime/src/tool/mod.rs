@@ -253,7 +253,9 @@ impl ToolDef {
     }
 
     /// Drops the body and fails the call with `TOOL_TIMEOUT` after this long (nested calls
-    /// included); instead of the registry's default, if it has one.
+    /// included); instead of the registry's default, if it has one. The body is dropped where
+    /// it awaits: a synchronous body (a `fn`, or an `async fn` that never awaits) runs to its
+    /// end, and a thread it started runs on.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.about.timeout = Some(timeout);

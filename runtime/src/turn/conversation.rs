@@ -2,6 +2,8 @@
 //! tools lowered once, and each request's address, headers and body. Pure data: the host's
 //! HTTP client sends them.
 
+use std::collections::HashSet;
+
 use serde_json::{Value, json};
 
 use super::{AssistantTurn, TurnError};
@@ -46,7 +48,7 @@ pub struct Conversation {
     options: ToolOptions,
     /// Deferred tools a tool search has found: sent from then on where a provider has no
     /// deferral of its own.
-    found: Vec<String>,
+    found: HashSet<String>,
     tool_choice: Option<Value>,
     container: Option<String>,
     max_tokens: u32,
@@ -74,7 +76,7 @@ impl Conversation {
             messages: Vec::new(),
             definitions: Vec::new(),
             options: ToolOptions::default(),
-            found: Vec::new(),
+            found: HashSet::new(),
             tool_choice: None,
             container: None,
             max_tokens: 4_096,
@@ -115,9 +117,7 @@ impl Conversation {
             Provider::Anthropic | Provider::OpenAiResponses
         );
         let offered = self.definitions.iter().filter(|tool| {
-            defers
-                || !tool.about().defer_loading
-                || self.found.iter().any(|name| name == tool.name())
+            defers || !tool.about().defer_loading || self.found.contains(tool.name())
         });
         // Every definition was lowered once already, when the tools were given.
         lower_tools(self.provider, offered, self.options).unwrap_or_default()
@@ -152,15 +152,22 @@ impl Conversation {
         turn: &AssistantTurn,
         outcomes: &[ToolOutcome],
     ) -> Result<(), TurnError> {
-        let all = lower_tools(self.provider, &self.definitions, self.options).unwrap_or_default();
+        // Only a Responses tool search's output carries definitions.
+        let answers_a_search = turn
+            .calls()
+            .iter()
+            .any(|call| call.wire["type"] == "tool_search_call");
+        let all = if answers_a_search {
+            lower_tools(self.provider, &self.definitions, self.options).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
         self.messages
             .extend(turn.next_messages_with_tools(outcomes, &all)?);
         for outcome in outcomes {
             for block in outcome.content() {
-                if let ContentBlock::ToolReference { name } = block
-                    && !self.found.contains(name)
-                {
-                    self.found.push(name.clone());
+                if let ContentBlock::ToolReference { name } = block {
+                    self.found.insert(name.clone());
                 }
             }
         }

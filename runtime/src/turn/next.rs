@@ -5,11 +5,11 @@
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
 
-use super::{Arguments, AssistantTurn, TurnError, TurnPart, set_in};
+use super::{Arguments, AssistantTurn, Caller, TurnError, TurnPart, set_in};
 use crate::call::Surface;
 use crate::lower::{Provider, lower_content};
 use crate::outcome::ToolOutcome;
-use crate::pipeline::Snapshot;
+use crate::pipeline::{DispatchOptions, Snapshot};
 use crate::session::{RecordError, SessionLog};
 
 /// How a turn's calls are run.
@@ -85,9 +85,19 @@ pub async fn run_calls(
 ) -> Result<Vec<ToolOutcome>, RecordError> {
     let runs = turn.calls().iter().map(|call| async move {
         let log = options.log.as_ref();
+        // A call the provider's program made goes to a tool programs may call.
+        let dispatch = match call.caller() {
+            Caller::Program { .. } => DispatchOptions::default().from_program(),
+            _ => DispatchOptions::default(),
+        };
         match (call.to_call(), log) {
-            (Ok(tool_call), None) => Ok(snapshot.dispatch(tool_call, Surface::Direct).await),
-            (Ok(tool_call), Some(log)) => log.dispatch(snapshot, tool_call, Surface::Direct).await,
+            (Ok(tool_call), None) => Ok(snapshot
+                .dispatch_with(tool_call, Surface::Direct, dispatch)
+                .await),
+            (Ok(tool_call), Some(log)) => {
+                log.dispatch_with(snapshot, tool_call, Surface::Direct, dispatch)
+                    .await
+            }
             (Err(refused), None) => Ok(refused),
             (Err(refused), Some(log)) => {
                 let received = match call.arguments() {
@@ -237,6 +247,13 @@ impl AssistantTurn {
                 && call.wire.get("type").and_then(Value::as_str) == Some("tool_search_call")
             {
                 lowered.push(tool_search_output(call.id(), outcome, tools)?);
+                // A `tool_search_output` carries tools, never a message: a failed search (a
+                // pattern refused) is told to the model after the outputs.
+                if outcome.is_error() {
+                    let text = crate::lower::text_of(outcome.content(), true, true);
+                    after.push(json!({"type": "message", "role": "user",
+                        "content": [{"type": "input_text", "text": text}]}));
+                }
                 continue;
             }
             let mut values = lower_content(
