@@ -1,11 +1,13 @@
 #![doc = include_str!("../README.md")]
 //!
 //! On a terminal, `call` shows a progress bar fed by the tool's progress reports, and Ctrl-C
-//! cancels the call (drops it) and says so; the exit statuses are in [`exit`]. Colors follow
+//! cancels the call (drops it) and says so; a tool that asks for input is answered there
+//! ([`ask`]); the exit statuses are in [`exit`]. Colors follow
 //! the conventions: none when `NO_COLOR` is set or the output is not a terminal.
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod ask;
 mod calls;
 pub mod exit;
 pub mod html;
@@ -348,8 +350,14 @@ struct CallOptions {
     log: Option<PathBuf>,
 }
 
-async fn call(registry: &Registry, tool: &str, args: &str, how: &CallOptions, style: Style) -> u8 {
-    let args = match read_args(args) {
+async fn call(
+    registry: &Registry,
+    tool: &str,
+    args_text: &str,
+    how: &CallOptions,
+    style: Style,
+) -> u8 {
+    let args = match read_args(args_text) {
         Ok(args) => args,
         Err(message) => return error(exit::USAGE, &message),
     };
@@ -376,6 +384,11 @@ async fn call(registry: &Registry, tool: &str, args: &str, how: &CallOptions, st
     let mut options = DispatchOptions::default();
     if let Some(bar) = &bar {
         options = options.progress(Bar(bar.clone()));
+    }
+    // A tool that asks is answered on the terminal; with none (or the arguments read from
+    // standard input), asking fails with `INPUT_UNAVAILABLE`.
+    if std::io::stdin().is_terminal() && args_text != "-" {
+        options = options.answerer(ask::TerminalAnswerer::new(bar.clone()));
     }
     let surface = if how.nested {
         Surface::Nested

@@ -8,17 +8,27 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 fn drive(generation: &str, workspace: &Path, output: &Path) -> Value {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let run = Command::new(root.join("scripts/mcp-peer"))
-        .arg("drive_server.py")
-        .arg(generation)
+    let mut peer = peer("drive_server.py");
+    peer.arg(generation)
         .arg(env!("CARGO_BIN_EXE_mcp_server"))
         .args(["--demo", "--max-lines", "20", "--root"])
         .arg(workspace)
         .arg("--output-dir")
-        .arg(output)
-        .output()
-        .expect("scripts/mcp-peer runs");
+        .arg(output);
+    report(&mut peer)
+}
+
+/// A Python peer of `scripts/mcp_peers/`, to be given its arguments.
+fn peer(script: &str) -> Command {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut command = Command::new(root.join("scripts/mcp-peer"));
+    command.arg(script);
+    command
+}
+
+/// Runs a peer; the one JSON report it prints last.
+fn report(peer: &mut Command) -> Value {
+    let run = peer.output().expect("scripts/mcp-peer runs");
     assert!(
         run.status.success(),
         "the Python client failed:\n{}",
@@ -29,7 +39,7 @@ fn drive(generation: &str, workspace: &Path, output: &Path) -> Value {
 }
 
 #[test]
-fn the_python_sdk_lists_calls_validates_reads_back_and_hears_progress() {
+fn the_python_sdk_lists_calls_validates_answers_reads_back_and_hears_progress() {
     let workspace = tempfile::tempdir().unwrap();
     let output = tempfile::tempdir().unwrap();
     std::fs::write(workspace.path().join("small.txt"), "alpha\nbeta\n").unwrap();
@@ -43,7 +53,7 @@ fn the_python_sdk_lists_calls_validates_reads_back_and_hears_progress() {
         let report = drive(generation, workspace.path(), output.path());
         let tools = report["tools"].as_array().unwrap();
         assert_eq!(tools.first(), Some(&json!("read")), "{generation}");
-        assert_eq!(tools.last(), Some(&json!("count_to")));
+        assert_eq!(tools.last(), Some(&json!("greet")));
 
         // The coding tools' titles and hints, as the SDK's types read them; examples are in
         // the description, MCP having no field for them.
@@ -110,6 +120,25 @@ fn the_python_sdk_lists_calls_validates_reads_back_and_hears_progress() {
             .collect();
         assert_eq!(steps, [1.0, 2.0, 3.0, 4.0]);
 
+        // The tool's form reached the SDK's elicitation callback (a live request at
+        // 2025-11-25, an input-required result answered by a retry at 2026-07-28), and the
+        // call resumed with the answer read into the tool's type.
+        let greet = &report["greet"];
+        assert_eq!(
+            greet["text"],
+            json!(["Hello, Ada! Hello, Ada!"]),
+            "{generation}"
+        );
+        assert_eq!(greet["asked"][0]["message"], "Who is there?");
+        let schema = &greet["asked"][0]["schema"];
+        assert_eq!(schema["required"], json!(["name", "times"]));
+        assert_eq!(schema["properties"]["times"]["maximum"], 3);
+        let rounds = match generation {
+            "legacy" => json!(0),
+            _ => json!(1),
+        };
+        assert_eq!(greet["rounds"], rounds, "{generation}");
+
         // What the model was shown is bounded; the whole is read back through resources.
         let spilled = &report["spilled"];
         assert!(
@@ -125,4 +154,36 @@ fn the_python_sdk_lists_calls_validates_reads_back_and_hears_progress() {
             "{generation}"
         );
     }
+}
+
+#[test]
+fn the_python_sdk_follows_a_task_and_answers_its_form() {
+    let workspace = tempfile::tempdir().unwrap();
+    let mut peer = peer("follow_task.py");
+    peer.arg(env!("CARGO_BIN_EXE_mcp_server"))
+        .args(["--demo", "--root"])
+        .arg(workspace.path());
+    let report = report(&mut peer);
+
+    // The call was answered with a task, validated by the extension's models in the SDK.
+    assert_eq!(report["created"]["resultType"], "task");
+    assert_eq!(report["created"]["status"], "working");
+    // The task showed the tool's form; the SDK's elicitation callback answered it through
+    // tasks/update, and the task completed with the answer.
+    let seen = report["seen"].as_array().unwrap();
+    assert_eq!(
+        seen[0],
+        json!({"status": "input_required", "asks": ["visitor"]})
+    );
+    assert_eq!(seen.last().unwrap()["status"], "completed");
+    let result = &report["final"]["result"];
+    assert_eq!(result["content"][0]["text"], "Hello, Grace!");
+    assert_eq!(result["isError"], false);
+    // Over stdio the client is told of each change.
+    assert_eq!(
+        report["told"],
+        json!(["input_required", "working", "completed"])
+    );
+    // A tool that is no task is answered at once.
+    assert_eq!(report["count_to"], 2);
 }

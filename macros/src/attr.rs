@@ -8,7 +8,7 @@ use syn::{Attribute, LitStr, Path};
 
 use crate::errors::Errors;
 
-const TOOL_OPTIONS: &str = "`name`, `description`, `render`, `presentation_meta`, `struct_name`, `crate`, `title`, `read_only`, `destructive`, `idempotent`, `open_world`, `icon(...)`, `examples`, `timeout`, `defer_loading`, `callers`";
+const TOOL_OPTIONS: &str = "`name`, `description`, `render`, `presentation_meta`, `struct_name`, `crate`, `title`, `read_only`, `destructive`, `idempotent`, `open_world`, `icon(...)`, `examples`, `timeout`, `defer_loading`, `callers`, `task`";
 
 /// The hints a tool may state, as flags.
 const HINTS: [&str; 4] = ["read_only", "destructive", "idempotent", "open_world"];
@@ -41,6 +41,8 @@ pub(crate) struct AboutAttr {
     pub(crate) defer_loading: Option<Span>,
     /// `direct`, `programs` or `both`.
     pub(crate) callers: Option<LitStr>,
+    /// `never`, `optional` or `required`.
+    pub(crate) task: Option<LitStr>,
 }
 
 /// One `icon(src = "…", mime_type = "…", size = "…", theme = "…")`.
@@ -102,36 +104,27 @@ fn parse_tool_option(
         "title" => set(&mut attr.about.title, meta.value()?.parse()?, meta, errors),
         "icon" => parse_icon(&mut attr.about, meta, errors)?,
         "examples" => parse_examples(&mut attr.about, meta, errors)?,
-        "timeout" => {
-            let literal: LitStr = meta.value()?.parse()?;
-            match parse_duration(&literal.value()) {
-                Some(millis) if attr.about.timeout_millis.is_none() => {
-                    attr.about.timeout_millis = Some((millis, literal.span()));
-                }
-                Some(_) => errors.push(meta.error("duplicate option `timeout`")),
-                None => errors.push_spanned(
-                    &literal,
-                    "`timeout` is a duration such as `\"30s\"`, `\"500ms\"` or `\"2m\"`, more than zero",
-                ),
-            }
-        }
+        "timeout" => parse_timeout(&mut attr.about, meta, errors)?,
         "defer_loading" => {
             if attr.about.defer_loading.is_some() {
                 errors.push(meta.error("duplicate option `defer_loading`"));
             }
             attr.about.defer_loading = Some(meta.path.span());
         }
-        "callers" => {
-            let literal: LitStr = meta.value()?.parse()?;
-            if ["direct", "programs", "both"].contains(&literal.value().as_str()) {
-                set(&mut attr.about.callers, literal, meta, errors);
-            } else {
-                errors.push_spanned(
-                    &literal,
-                    "`callers` is `\"direct\"` (the model), `\"programs\"` (Code Mode) or `\"both\"`",
-                );
-            }
-        }
+        "callers" => set_choice(
+            &mut attr.about.callers,
+            &["direct", "programs", "both"],
+            "`callers` is `\"direct\"` (the model), `\"programs\"` (Code Mode) or `\"both\"`",
+            meta,
+            errors,
+        )?,
+        "task" => set_choice(
+            &mut attr.about.task,
+            &["never", "optional", "required"],
+            "`task` is `\"optional\"` (a task for a caller that takes tasks), `\"required\"` or `\"never\"`",
+            meta,
+            errors,
+        )?,
         "name" => set(&mut attr.name, meta.value()?.parse()?, meta, errors),
         "description" => set(&mut attr.description, meta.value()?.parse()?, meta, errors),
         "render" => set(&mut attr.render, meta.value()?.parse()?, meta, errors),
@@ -399,6 +392,43 @@ pub(crate) fn strip_param_helpers(sig: &mut syn::Signature) {
             typed.attrs.retain(|attr| !is_param_helper(attr));
         }
     }
+}
+
+/// `timeout = "30s"`.
+fn parse_timeout(
+    about: &mut AboutAttr,
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let literal: LitStr = meta.value()?.parse()?;
+    match parse_duration(&literal.value()) {
+        Some(millis) if about.timeout_millis.is_none() => {
+            about.timeout_millis = Some((millis, literal.span()));
+        }
+        Some(_) => errors.push(meta.error("duplicate option `timeout`")),
+        None => errors.push_spanned(
+            &literal,
+            "`timeout` is a duration such as `\"30s\"`, `\"500ms\"` or `\"2m\"`, more than zero",
+        ),
+    }
+    Ok(())
+}
+
+/// A string option that is one of `allowed`; `help` says which where it is not.
+fn set_choice(
+    slot: &mut Option<LitStr>,
+    allowed: &[&str],
+    help: &str,
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let literal: LitStr = meta.value()?.parse()?;
+    if allowed.contains(&literal.value().as_str()) {
+        set(slot, literal, meta, errors);
+    } else {
+        errors.push_spanned(&literal, help);
+    }
+    Ok(())
 }
 
 fn set<T>(slot: &mut Option<T>, value: T, meta: &ParseNestedMeta<'_>, errors: &mut Errors) {

@@ -219,8 +219,8 @@ pub(crate) fn tool_def(
 }
 
 /// `.with_title(…)`, `.read_only(true)`, `.with_icon(…)`, `.with_example(…)`,
-/// `.with_timeout(…)`, `.with_defer_loading(true)`, `.with_callers(…)`: what the attribute
-/// said of the tool, each on the definition `build()` made.
+/// `.with_timeout(…)`, `.with_defer_loading(true)`, `.with_callers(…)`, `.with_task(…)`: what
+/// the attribute said of the tool, each on the definition `build()` made.
 fn about_steps(tool: &ToolFn, krate: &Path) -> TokenStream {
     let about = &tool.attr.about;
     let title = about
@@ -272,7 +272,18 @@ fn about_steps(tool: &ToolFn, krate: &Path) -> TokenStream {
         );
         quote!(.with_callers(#krate::__private::Callers::#variant))
     });
-    quote!(#title #(#hints)* #(#icons)* #(#examples)* #timeout #defer #callers)
+    let task = about.task.as_ref().map(|task| {
+        let variant = Ident::new(
+            match task.value().as_str() {
+                "optional" => "Optional",
+                "required" => "Required",
+                _ => "Never",
+            },
+            task.span(),
+        );
+        quote!(.with_task(#krate::__private::TaskSupport::#variant))
+    });
+    quote!(#title #(#hints)* #(#icons)* #(#examples)* #timeout #defer #callers #task)
 }
 
 /// `ToolDef::builder(name).description(text)`.

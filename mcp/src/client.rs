@@ -23,14 +23,20 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, Implementation, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, RequestId, ServerNotification, ServerResult,
-    SubscriptionFilter, Tool,
+    ClientCapabilities, ClientConfig, ClientRequest, ElicitRequestParams, ElicitResult,
+    Implementation, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, RequestId,
+    ServerNotification, ServerResult, SubscriptionFilter, Tool,
 };
+#[expect(
+    deprecated,
+    reason = "sampling and roots: rmcp marks them deprecated (SEP-2577), servers still ask"
+)]
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ListRootsResult};
 use rmcp::service::{
-    NotificationContext, Peer, PeerRequestOptions, RoleClient, RunningService, ServiceError,
+    NotificationContext, Peer, PeerRequestOptions, RequestContext, RoleClient, RunningService,
+    ServiceError,
 };
-use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _};
+use rmcp::{ClientHandler, ClientLifecycleMode, ClientServiceExt as _, ErrorData};
 use serde_json::Value;
 use tokio::sync::Notify;
 use toolprism::bound::json_len_within;
@@ -40,6 +46,7 @@ use toolprism::schema::{check_input_schema, check_output_schema};
 use toolprism::tool::{Icon, IconTheme, Namespace, Presented, ToolAbout};
 use toolprism::{ContentBlock, RegistrationError, Registry, ToolContext, ToolDef, ToolError};
 
+use crate::client_input::{InFlight, MAX_INPUT_ROUNDS, answer_all, answer_live, follow_task};
 use crate::content::from_mcp;
 use crate::names::{NameError, provider_safe_name};
 use crate::remote_progress::ProgressRoutes;
@@ -221,6 +228,8 @@ struct ClientShared {
     options: ImportOptions,
     refresh: Arc<Notify>,
     progress: Arc<ProgressRoutes>,
+    /// The calls in flight, for what a 2025-11-25 server asks during one.
+    in_flight: Arc<InFlight>,
     imported: Mutex<Vec<RemoteTool>>,
     /// The keys listings are hashed under, to tell an unchanged one.
     listing_keys: RandomState,
@@ -239,14 +248,67 @@ impl std::fmt::Debug for McpClient {
 struct ClientEvents {
     refresh: Arc<Notify>,
     progress: Arc<ProgressRoutes>,
+    in_flight: Arc<InFlight>,
 }
 
+/// A live request's answer, as the rmcp type it is read into.
+fn answer_as<T: serde::de::DeserializeOwned>(answer: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(answer).map_err(|error| {
+        ErrorData::internal_error(
+            format!("the answer is not what was asked for: {error}"),
+            None,
+        )
+    })
+}
+
+#[expect(
+    deprecated,
+    reason = "sampling and roots: rmcp marks them deprecated (SEP-2577), servers still ask"
+)]
 impl ClientHandler for ClientEvents {
+    /// Forms, completions and roots are declared, and tasks: what a server asks is answered by
+    /// whoever answers the local call that asked it (its answerer), or refused if nobody does.
     fn get_info(&self) -> ClientConfig {
+        let capabilities = ClientCapabilities::builder()
+            .enable_elicitation()
+            .enable_sampling()
+            .enable_roots()
+            .enable_tasks()
+            .build();
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("toolprism", env!("CARGO_PKG_VERSION")),
         )
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let params = serde_json::to_value(request)
+            .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
+        let answer = answer_live(&self.in_flight, "elicitation/create", params).await?;
+        answer_as(answer)
+    }
+
+    async fn create_message(
+        &self,
+        request: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let params = serde_json::to_value(request)
+            .map_err(|error| ErrorData::invalid_params(error.to_string(), None))?;
+        let answer = answer_live(&self.in_flight, "sampling/createMessage", params).await?;
+        answer_as(answer)
+    }
+
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let answer = answer_live(&self.in_flight, "roots/list", serde_json::json!({})).await?;
+        answer_as(answer)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -290,9 +352,11 @@ impl McpClient {
     {
         let refresh = Arc::new(Notify::new());
         let progress = Arc::new(ProgressRoutes::default());
+        let in_flight = Arc::new(InFlight::default());
         let events = ClientEvents {
             refresh: refresh.clone(),
             progress: progress.clone(),
+            in_flight: in_flight.clone(),
         };
         let lifecycle = match &options.protocol_version {
             None => ClientLifecycleMode::Auto {
@@ -319,6 +383,7 @@ impl McpClient {
                 options,
                 refresh,
                 progress,
+                in_flight,
                 imported: Mutex::new(Vec::new()),
                 listing_keys: RandomState::new(),
             }),
@@ -602,6 +667,7 @@ enum OutputShape {
 
 fn remote_tool_def(local: String, tool: Tool, shared: &ClientShared) -> (RemoteTool, ToolDef) {
     let (peer, progress) = (shared.peer.clone(), shared.progress.clone());
+    let in_flight = shared.in_flight.clone();
     let timeout = shared.options.call_timeout;
     let remote_name = tool.name.to_string();
     let mut about = remote_about(&tool);
@@ -639,6 +705,7 @@ fn remote_tool_def(local: String, tool: Tool, shared: &ClientShared) -> (RemoteT
             let remote = Remote {
                 peer: peer.clone(),
                 progress: progress.clone(),
+                in_flight: in_flight.clone(),
                 timeout,
             };
             let name = wire_name.clone();
@@ -741,6 +808,7 @@ fn remote_about(tool: &Tool) -> ToolAbout {
 struct Remote {
     peer: Peer<RoleClient>,
     progress: Arc<ProgressRoutes>,
+    in_flight: Arc<InFlight>,
     timeout: Duration,
 }
 
@@ -751,8 +819,8 @@ impl Remote {
     async fn request(
         &self,
         params: CallToolRequestParams,
-        cx: ToolContext,
-    ) -> Option<Result<ServerResult, ServiceError>> {
+        cx: &ToolContext,
+    ) -> Result<ServerResult, ServiceError> {
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let sent = async {
             let handle = self
@@ -761,13 +829,15 @@ impl Remote {
                 .await?;
             // rmcp picks the token as it sends: a report overtaking this line (possible only
             // on a multi-threaded runtime, within microseconds) finds no call, and is dropped.
-            let _route = self.progress.route(handle.progress_token.clone(), cx);
+            let _route = self
+                .progress
+                .route(handle.progress_token.clone(), cx.clone());
             let mut abandoned = Abandoned::new(&self.peer, handle.id.clone());
             let response = handle.await_response().await;
             abandoned.disarm();
             response
         };
-        tokio::time::timeout(self.timeout, sent).await.ok()
+        sent.await
     }
 
     async fn call(
@@ -781,39 +851,64 @@ impl Remote {
             // The input schema requires an object; nothing else gets this far.
             return Err(ToolError::new("arguments must be a JSON object"));
         };
+        let _in_flight = self.in_flight.enter(&cx);
         let params = CallToolRequestParams::new(name.clone()).with_arguments(arguments);
         let timeout = self.timeout;
-        let result = match self.request(params, cx).await {
-            Some(Ok(ServerResult::CallToolResult(result))) => result,
-            // What rmcp's `call_tool` reads as a result without content.
-            Some(Ok(ServerResult::EmptyResult(_))) => CallToolResult::default(),
-            Some(Ok(_)) => {
-                return Err(ToolError::new(format!(
-                    "The MCP server behind `{name}` answered the call with something other than a tool result"
-                ))
-                .with_code(SERVER_ERROR));
-            }
-            Some(Err(ServiceError::McpError(error))) => {
-                return Err(ToolError::new(format!(
-                    "The MCP server refused the call to `{name}`: {} (JSON-RPC {})",
-                    error.message, error.code.0
-                ))
-                .with_code(SERVER_ERROR));
-            }
-            Some(Err(error)) => {
-                return Err(ToolError::new(format!(
-                    "The MCP server behind `{name}` is unavailable: {error}"
-                ))
-                .with_code(SERVER_UNAVAILABLE));
-            }
-            None => {
-                return Err(ToolError::new(format!(
-                    "The MCP server did not answer the call to `{name}` within {timeout:?}; it was cancelled"
-                ))
-                .with_code(SERVER_TIMEOUT));
-            }
+        let Ok(result) = tokio::time::timeout(timeout, self.rounds(&name, params, &cx)).await
+        else {
+            return Err(ToolError::new(format!(
+                "The MCP server did not answer the call to `{name}` within {timeout:?}; it was cancelled"
+            ))
+            .with_code(SERVER_TIMEOUT));
         };
-        presented(&name, result, shape)
+        presented(&name, result?, shape)
+    }
+
+    /// Sends the call, answering what the server asks: each input-required result with a
+    /// retry carrying the answers (at most [`MAX_INPUT_ROUNDS`]), a task by following it.
+    async fn rounds(
+        &self,
+        name: &str,
+        mut params: CallToolRequestParams,
+        cx: &ToolContext,
+    ) -> Result<CallToolResult, ToolError> {
+        for _ in 0..MAX_INPUT_ROUNDS {
+            let asked = match self.request(params.clone(), cx).await {
+                Ok(ServerResult::CallToolResult(result)) => return Ok(result),
+                // What rmcp's `call_tool` reads as a result without content.
+                Ok(ServerResult::EmptyResult(_)) => return Ok(CallToolResult::default()),
+                Ok(ServerResult::CreateTaskResult(created)) => {
+                    return follow_task(&self.peer, name, created, cx).await;
+                }
+                Ok(ServerResult::InputRequiredResult(asked)) => asked,
+                Ok(_) => {
+                    return Err(ToolError::new(format!(
+                        "The MCP server behind `{name}` answered the call with something other than a tool result"
+                    ))
+                    .with_code(SERVER_ERROR));
+                }
+                Err(ServiceError::McpError(error)) => {
+                    return Err(ToolError::new(format!(
+                        "The MCP server refused the call to `{name}`: {} (JSON-RPC {})",
+                        error.message, error.code.0
+                    ))
+                    .with_code(SERVER_ERROR));
+                }
+                Err(error) => {
+                    return Err(ToolError::new(format!(
+                        "The MCP server behind `{name}` is unavailable: {error}"
+                    ))
+                    .with_code(SERVER_UNAVAILABLE));
+                }
+            };
+            let requests = asked.input_requests.unwrap_or_default();
+            params.input_responses = Some(answer_all(name, &requests, cx).await?);
+            params.request_state = asked.request_state;
+        }
+        Err(ToolError::new(format!(
+            "The MCP server behind `{name}` still asked for input after {MAX_INPUT_ROUNDS} rounds"
+        ))
+        .with_code(SERVER_ERROR))
     }
 }
 

@@ -77,8 +77,15 @@ impl McpServer {
             .with_legacy_session_mode(mode == HttpMode::Sessions)
             .with_json_response(mode == HttpMode::Stateless);
         let server = self.clone();
+        let stateless = mode == HttpMode::Stateless;
         StreamableHttpService::new(
-            move || Ok(server.for_session()),
+            move || {
+                Ok(if stateless {
+                    server.for_stateless_request()
+                } else {
+                    server.for_session()
+                })
+            },
             Arc::new(LocalSessionManager::default()),
             configure(config),
         )

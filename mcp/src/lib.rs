@@ -3,9 +3,12 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod client;
+mod client_input;
 mod content;
+mod host;
 #[cfg(feature = "http-server")]
 mod http;
+mod input;
 mod names;
 #[cfg(feature = "object-store")]
 mod object;
@@ -14,19 +17,27 @@ mod remote_progress;
 mod resources;
 pub mod schema;
 mod server;
+mod task_store;
+mod tasks;
 
 pub use client::{
     ClientError, ImportOptions, MAX_IMPORTED_TOOLS, MAX_LISTING_BYTES, McpClient,
     REMOTE_TOOL_ERROR, RemoteTool, SERVER_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,
 };
+pub use client_input::{MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};
 #[cfg(feature = "http-server")]
 pub use http::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};
+pub use input::DEFAULT_REQUEST_STATE_TTL;
 pub use names::{NameError, provider_safe_name};
 #[cfg(feature = "object-store")]
 pub use object::ObjectOutputStore;
 pub use remote_progress::MAX_PROGRESS_MESSAGE;
 pub use resources::{OUTPUT_URI_PREFIX, OutputResources, output_uri};
-pub use server::{CARD_META_KEY, ERROR_META_KEY, McpPeer, McpServer};
+pub use server::{CARD_META_KEY, ERROR_META_KEY, McpPeer, McpServer, RequestStateKeyError};
+#[cfg(feature = "object-store")]
+pub use task_store::ObjectTaskStore;
+pub use task_store::{MAX_MEMORY_TASK_ENTRIES, MemoryTaskStore, TaskStore, TaskStoreError};
+pub use tasks::{DEFAULT_TASK_TTL, TASK_POLL};
 
 /// Re-exported so hosts name the same rmcp this crate speaks.
 pub use rmcp;

@@ -13,33 +13,48 @@
 //!   2025-11-25, the `subscriptions/listen` stream on 2026-07-28.
 
 use std::borrow::Cow;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::Poll;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, RequestMetaObject, ResourceContents,
-    ResourceTemplate, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool, ToolAnnotations,
+    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
+    CompleteRequestMethod, CompleteRequestParams, CompleteResult, CreateTaskResult,
+    GetPromptRequestMethod, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, Implementation, InputRequiredResult, JsonObject, ListPromptsRequestMethod,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    MetaObject, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, RequestMetaObject,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SubscribeRequestMethod,
+    SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestMethod,
+    UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{
     MaybeSendFuture, NotificationContext, RequestContext, RoleServer, SubscriptionContext,
 };
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value, json};
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
+use toolprism::ask::{Answerer, AskError, InputKind, InputRequest};
 use toolprism::context::{Progress, ProgressSink};
+use toolprism::error::codes;
 use toolprism::lower::description_with_examples;
 use toolprism::pipeline::DispatchOptions;
-use toolprism::tool::{IconTheme, ToolAbout};
-use toolprism::{ChangeListener, OutcomeParts, Registry, SmolStr, Surface, ToolOutcome};
+use toolprism::tool::{IconTheme, TaskSupport, ToolAbout};
+use toolprism::{
+    BoxFuture, ChangeListener, OutcomeParts, Registry, SmolStr, Surface, ToolCall, ToolOutcome,
+};
 
 use crate::content::into_mcp;
+use crate::host::{self, HostHandler};
+use crate::input::{self, Declared, McpAnswerer, RequestStates};
 use crate::progress::ProgressQueue;
 use crate::resources::{OUTPUT_URI_PREFIX, handle_of, output_uri};
 use crate::schema::{WRAP_PROPERTY, as_object, legacy_form, wrap};
+use crate::task_store::{MemoryTaskStore, TaskStore};
+use crate::tasks::{self, DEFAULT_TASK_TTL, Ending, Running, Tasks};
 
 /// The `_meta` key of a success's card: what a UI shows, from the tool's `presentation_meta`.
 pub const CARD_META_KEY: &str = "toolprism.dev/card";
@@ -70,6 +85,23 @@ pub struct McpPeer {
     peer: rmcp::service::Peer<RoleServer>,
     session: Arc<Session>,
     progress: ProgressQueue<Progress>,
+    /// The request's `_meta`: the client's capabilities, on 2026-07-28.
+    meta: RequestMetaObject,
+    /// Whether the request is of 2026-07-28 or later.
+    current: bool,
+    /// The answers a 2026-07-28 retry carried, until the answerer takes them.
+    answers: Mutex<BTreeMap<String, Value>>,
+    /// How the body's requests for input are answered: made when it first asks.
+    answerer: OnceLock<McpAnswerer>,
+    /// The task the call became, if it did.
+    task: TaskSlot,
+}
+
+/// Whether a call detached, and the task it runs on once that task is made.
+#[derive(Default)]
+struct TaskSlot {
+    detached: AtomicBool,
+    running: watch::Sender<Option<Arc<Running>>>,
 }
 
 impl std::fmt::Debug for McpPeer {
@@ -88,15 +120,68 @@ impl ProgressSink for McpPeer {
     }
 }
 
+/// A body's requests for input go to the client: see [`toolprism::ask`], and the module
+/// `input` for how each protocol generation carries them.
+impl Answerer for McpPeer {
+    fn can_answer(&self, kind: InputKind) -> bool {
+        self.answerer().can_answer(kind)
+    }
+
+    fn answer<'a>(
+        &'a self,
+        key: &'a str,
+        request: &'a InputRequest,
+    ) -> toolprism::BoxFuture<'a, Result<Value, AskError>> {
+        if !self.task.detached.load(Ordering::Acquire) {
+            return self.answerer().answer(key, request);
+        }
+        // After it detached, a call asks on its task (made just after the body asked to
+        // detach): `tasks/get` shows the request, `tasks/update` answers it.
+        Box::pin(async move {
+            let mut made = self.task.running.subscribe();
+            let running = made
+                .wait_for(Option::is_some)
+                .await
+                .map_err(|_| AskError::Failed("the call's task was never made".into()))?
+                .clone();
+            match running {
+                Some(running) => running.ask(key, request).await,
+                None => Err(AskError::Failed("the call's task was never made".into())),
+            }
+        })
+    }
+}
+
 impl McpPeer {
+    fn answerer(&self) -> &McpAnswerer {
+        self.answerer.get_or_init(|| {
+            if self.current {
+                let declared = Declared::of(self.meta.client_capabilities().as_ref());
+                let answers = std::mem::take(
+                    &mut *self.answers.lock().unwrap_or_else(PoisonError::into_inner),
+                );
+                McpAnswerer::round(declared, answers)
+            } else {
+                let info = self.peer.peer_info();
+                let declared = Declared::of(info.as_ref().map(|info| &info.capabilities));
+                if self.session.stateless {
+                    McpAnswerer::closed(declared)
+                } else {
+                    McpAnswerer::live(declared, self.peer.clone())
+                }
+            }
+        })
+    }
+
     /// The rmcp peer: requests and notifications to the client.
     pub fn peer(&self) -> &rmcp::service::Peer<RoleServer> {
         &self.peer
     }
 
     /// Sends a log message (`notifications/message`), unless the client asked
-    /// (`logging/setLevel`) for more severe ones only. Logging is a 2025-11-25 feature that
-    /// 2026-07-28 removed.
+    /// (`logging/setLevel`) for more severe ones only. On 2026-07-28 the request's `_meta`
+    /// names the level (`io.modelcontextprotocol/logLevel`), and a request naming none is sent
+    /// no log.
     #[expect(
         deprecated,
         reason = "MCP logging is 2025-11-25's; rmcp marks it deprecated"
@@ -106,12 +191,20 @@ impl McpPeer {
         level: rmcp::model::LoggingLevel,
         data: Value,
     ) -> Result<(), rmcp::service::ServiceError> {
-        let wanted = self
-            .session
-            .log_level
-            .load(std::sync::atomic::Ordering::Relaxed);
-        if wanted != u8::MAX && (level as u8) < wanted {
-            return Ok(());
+        if self.current {
+            // 2026-07-28: each request says the level it wants; one that says none wants none.
+            match self.meta.log_level() {
+                Some(wanted) if level as u8 >= wanted as u8 => {}
+                _ => return Ok(()),
+            }
+        } else {
+            let wanted = self
+                .session
+                .log_level
+                .load(std::sync::atomic::Ordering::Relaxed);
+            if wanted != u8::MAX && (level as u8) < wanted {
+                return Ok(());
+            }
         }
         self.peer
             .notify_logging_message(rmcp::model::LoggingMessageNotificationParam::new(
@@ -150,23 +243,45 @@ struct Session {
     /// The least severe `LoggingLevel` (as its index) the client wants; `u8::MAX` before it
     /// said, when everything is sent.
     log_level: std::sync::atomic::AtomicU8,
+    /// A request of stateless HTTP, which takes no answer to a request of the server's.
+    stateless: bool,
 }
 
 impl Session {
-    fn new() -> Arc<Self> {
+    fn new(stateless: bool) -> Arc<Self> {
         Arc::new(Self {
             log_level: std::sync::atomic::AtomicU8::new(u8::MAX),
+            stateless,
         })
     }
 }
 
+/// Why a key cannot seal request states (it is shorter than 32 bytes).
+#[derive(Debug, thiserror::Error)]
+#[error("request state key: {0}")]
+pub struct RequestStateKeyError(String);
+
 struct Shared {
     registry: Registry,
-    implementation: Implementation,
-    instructions: Option<String>,
+    settings: Settings,
     lists: Mutex<Option<Arc<ToolLists>>>,
     changes: watch::Receiver<u64>,
     _listener: ChangeListener,
+}
+
+/// What the host chose for a server; the `with_` methods change one of them.
+#[derive(Clone)]
+struct Settings {
+    implementation: Implementation,
+    instructions: Option<String>,
+    /// Seals and opens the states of input-required results.
+    states: Arc<RequestStates>,
+    /// Serves resources, prompts and completion beside the tools.
+    host: Option<Arc<dyn HostHandler>>,
+    /// The caching hints of `tools/list` on 2026-07-28.
+    tool_list_cache: (u64, CacheScope),
+    /// Where calls that became tasks are kept.
+    tasks: Arc<Tasks>,
 }
 
 /// The advertised tools of one registry generation, for each protocol generation.
@@ -182,7 +297,8 @@ impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
             .field("registry", &self.shared.registry)
-            .field("implementation", &self.shared.implementation.name)
+            .field("implementation", &self.shared.settings.implementation.name)
+            .field("host_handler", &self.shared.settings.host.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -192,38 +308,113 @@ impl McpServer {
     pub fn new(registry: Registry) -> Self {
         Self::build(
             registry,
-            Implementation::new("toolprism", env!("CARGO_PKG_VERSION")),
-            None,
+            Settings {
+                implementation: Implementation::new("toolprism", env!("CARGO_PKG_VERSION")),
+                instructions: None,
+                states: Arc::new(RequestStates::random()),
+                host: None,
+                // Never wrong: a client re-lists before it relies on a list.
+                tool_list_cache: (0, CacheScope::Private),
+                tasks: Arc::new(Tasks::new(
+                    Arc::new(MemoryTaskStore::new()),
+                    DEFAULT_TASK_TTL,
+                )),
+            },
         )
+    }
+
+    /// The same server with one setting changed.
+    fn with_settings(self, change: impl FnOnce(&mut Settings)) -> Self {
+        let mut settings = self.shared.settings.clone();
+        change(&mut settings);
+        Self::build(self.shared.registry.clone(), settings)
     }
 
     /// The same server, under this name and version.
     #[must_use]
     pub fn with_implementation(self, name: &str, version: &str) -> Self {
-        let shared = &self.shared;
-        Self::build(
-            shared.registry.clone(),
-            Implementation::new(name, version),
-            shared.instructions.clone(),
-        )
+        self.with_settings(|settings| settings.implementation = Implementation::new(name, version))
     }
 
     /// The same server, with instructions for the model sent at initialization.
     #[must_use]
     pub fn with_instructions(self, instructions: impl Into<String>) -> Self {
-        let shared = &self.shared;
-        Self::build(
-            shared.registry.clone(),
-            shared.implementation.clone(),
-            Some(instructions.into()),
-        )
+        let instructions = instructions.into();
+        self.with_settings(|settings| settings.instructions = Some(instructions))
     }
 
-    fn build(
-        registry: Registry,
-        implementation: Implementation,
-        instructions: Option<String>,
-    ) -> Self {
+    /// The same server, sealing the `requestState` of its input-required results (2026-07-28)
+    /// with `key` (at least 32 bytes), answerable for `ttl`. Replicas behind a load balancer
+    /// share the key, so that any of them opens what another sealed; without one, each
+    /// process seals under a random key of its own, and states last
+    /// [`DEFAULT_REQUEST_STATE_TTL`](crate::DEFAULT_REQUEST_STATE_TTL).
+    pub fn with_request_state_key(
+        self,
+        key: &[u8],
+        ttl: Duration,
+    ) -> Result<Self, RequestStateKeyError> {
+        let states = Arc::new(RequestStates::with_key(key, ttl).map_err(RequestStateKeyError)?);
+        Ok(self.with_settings(|settings| settings.states = states))
+    }
+
+    /// The same server, handing resources, prompts and completion requests to `handler`: any
+    /// rmcp [`ServerHandler`], so what rmcp serves composes with the registry's tools.
+    ///
+    /// The handler's capabilities for prompts, completion and resources are declared as its
+    /// own. `resources/list` is the handler's; `resources/templates/list` is the handler's
+    /// with toolprism's template for retained outputs added to the first page;
+    /// `resources/read` of a retained output's URI ([`OUTPUT_URI_PREFIX`]) is toolprism's and
+    /// of any other URI the handler's. Its tool methods are never called: tools are the
+    /// registry's.
+    ///
+    /// ```
+    /// use toolprism::prelude::*;
+    /// use toolprism_mcp::McpServer;
+    /// use toolprism_mcp::rmcp::ServerHandler;
+    /// use toolprism_mcp::rmcp::model::{ServerCapabilities, ServerConfig};
+    ///
+    /// /// Prompts, written with rmcp.
+    /// struct Prompts;
+    ///
+    /// impl ServerHandler for Prompts {
+    ///     fn get_info(&self) -> ServerConfig {
+    ///         ServerConfig::new(ServerCapabilities::builder().enable_prompts().build())
+    ///     }
+    /// }
+    ///
+    /// let server = McpServer::new(Registry::builder().build().unwrap()).with_handler(Prompts);
+    /// # let _ = server;
+    /// ```
+    #[must_use]
+    pub fn with_handler(self, handler: impl ServerHandler) -> Self {
+        let host: Arc<dyn HostHandler> = Arc::new(handler);
+        self.with_settings(|settings| settings.host = Some(host))
+    }
+
+    /// The same server, telling 2026-07-28 clients they may keep its `tools/list` for `ttl`,
+    /// shared across users (`CacheScope::Public`) or only by the one who listed it. Without
+    /// this, a listing is stale at once and private: always true, whatever the host does with
+    /// its registry. A client that listens to `subscriptions/listen` is told of a change
+    /// whatever it keeps.
+    #[must_use]
+    pub fn with_tool_list_caching(self, ttl: Duration, scope: CacheScope) -> Self {
+        let ttl = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+        self.with_settings(|settings| settings.tool_list_cache = (ttl, scope))
+    }
+
+    /// The same server, keeping the tasks calls become in `store` for `ttl` (a task running
+    /// longer is stopped and fails; its record lasts as long again after it ends). Replicas
+    /// behind a load balancer share a store (`ObjectTaskStore`, feature `object-store`),
+    /// so that any of them answers `tasks/get`, `tasks/update` and `tasks/cancel` for a task
+    /// another runs. Without one, tasks are kept in this process's memory
+    /// ([`MemoryTaskStore`]) for [`DEFAULT_TASK_TTL`].
+    #[must_use]
+    pub fn with_task_store(self, store: impl TaskStore, ttl: Duration) -> Self {
+        let tasks = Arc::new(Tasks::new(Arc::new(store), ttl));
+        self.with_settings(|settings| settings.tasks = tasks)
+    }
+
+    fn build(registry: Registry, settings: Settings) -> Self {
         let (sender, changes) = watch::channel(registry.snapshot().generation());
         // Called on whichever thread changed the registry: `send_replace` needs no runtime.
         let listener = registry.on_change(move |generation| {
@@ -232,13 +423,12 @@ impl McpServer {
         let server = Self {
             shared: Arc::new(Shared {
                 registry,
-                implementation,
-                instructions,
+                settings,
                 lists: Mutex::new(None),
                 changes,
                 _listener: listener,
             }),
-            session: Session::new(),
+            session: Session::new(false),
         };
         // Built now, like the registry's schemas: the first client to list does not pay for
         // it. After a change, the first listing builds the new generation's.
@@ -252,7 +442,16 @@ impl McpServer {
     pub fn for_session(&self) -> Self {
         Self {
             shared: self.shared.clone(),
-            session: Session::new(),
+            session: Session::new(false),
+        }
+    }
+
+    /// The same server for one request of stateless HTTP.
+    #[cfg(feature = "http-server")]
+    pub(crate) fn for_stateless_request(&self) -> Self {
+        Self {
+            shared: self.shared.clone(),
+            session: Session::new(true),
         }
     }
 
@@ -322,60 +521,158 @@ impl McpServer {
                 None,
             ));
         };
-        // Most tools return objects: the schema is read first, the protocol version only when
-        // the value would need wrapping.
-        let wrapped =
-            !tool.definition().output_is_object() && !is_current(&context.meta, &context.peer);
+        let current = is_current(&context.meta, &context.peer);
+        let takes_tasks = takes_tasks(&context.meta, &context.peer, current);
+        let task_support = tool.definition().about().task;
+        if task_support == TaskSupport::Required && !takes_tasks {
+            return Err(tasks::tasks_required());
+        }
+        let wrapped = !tool.definition().output_is_object() && !current;
         let args = Value::Object(request.arguments.unwrap_or_default());
         let id = call_id(&context.id);
+        // On 2026-07-28 a body that asks for input ends the round; its next state is bound to
+        // these arguments, and a retry's answers are opened against them before it runs.
+        let (kept_args, answers) = if current {
+            let answers = if request.request_state.is_some() || request.input_responses.is_some() {
+                input::open_answers(
+                    &self.shared.settings.states,
+                    &request.name,
+                    &args,
+                    request.request_state.as_deref(),
+                    request.input_responses,
+                )?
+            } else {
+                BTreeMap::new()
+            };
+            (Some(args.clone()), answers)
+        } else {
+            (None, BTreeMap::new())
+        };
 
         // The request's peer is moved, not cloned: a clone is some ten reference counts to
         // raise and lower again on every call.
         let RequestContext { ct, meta, peer, .. } = context;
+        let progress_token = meta.get_progress_token();
         let client = Arc::new(McpPeer {
             peer,
             session: self.session.clone(),
             progress: ProgressQueue::default(),
+            meta,
+            current,
+            answers: Mutex::new(answers),
+            answerer: OnceLock::new(),
+            task: TaskSlot::default(),
         });
-        let mut options = DispatchOptions::default().shared_extension(client.clone());
+        let mut options = DispatchOptions::default()
+            .shared_extension(client.clone())
+            .shared_answerer(client.clone());
         // Progress is forwarded by this task, between polls of the dispatch: no task is spawned
         // per call (rmcp's own client sends a token with every request).
         let mut progress = None;
-        if let Some(token) = meta.get_progress_token() {
+        if let Some(token) = progress_token {
             options = options.shared_progress(client.clone());
             progress = Some((token, &client.progress));
         }
-
-        let mut dispatch = std::pin::pin!(tool.dispatch(id, args, Surface::Direct, options));
-        // A call that ends on its first poll (most do) never makes the futures that wait for
-        // cancellation or progress.
-        let first = std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await;
-        let outcome = match first {
-            Poll::Ready(outcome) => outcome,
-            Poll::Pending => loop {
-                tokio::select! {
-                    biased;
-                    outcome = &mut dispatch => break outcome,
-                    () = ct.cancelled() => {
-                        // Dropping the dispatch drops the body where it stands.
-                        return Err(ErrorData::internal_error("the call was cancelled by the client", None));
-                    }
-                    () = reports_ready(progress.as_ref()) => {
-                        Box::pin(send_progress(&client.peer, progress.as_ref())).await;
-                    }
-                }
-            },
+        let round = Round {
+            name: &request.name,
+            args: kept_args.as_ref(),
+            wrapped,
         };
-        // Every report reaches the client before the result does. (Sending is boxed, here and
-        // above: most calls send none, and the future of one carried inline would make every
-        // call's task larger to spawn.)
-        if progress
-            .as_ref()
-            .is_some_and(|(_, queue)| queue.has_reports())
-        {
-            Box::pin(send_progress(&client.peer, progress.as_ref())).await;
+
+        if takes_tasks {
+            // The body may become a task (from its start, if the tool says so): the dispatch
+            // is boxed and owns its snapshot, so that it can run on after this request.
+            let detached = Arc::new(Notify::new());
+            let signal = {
+                let client = client.clone();
+                let detached = detached.clone();
+                move || {
+                    client.task.detached.store(true, Ordering::Release);
+                    detached.notify_one();
+                    true
+                }
+            };
+            if task_support != TaskSupport::Never {
+                signal();
+            }
+            let options = options.detachable(signal);
+            let call = ToolCall::new(id, request.name.clone(), args);
+            let mut dispatch: BoxFuture<'static, ToolOutcome> =
+                Box::pin(
+                    async move { snapshot.dispatch_with(call, Surface::Direct, options).await },
+                );
+            return match drive(
+                dispatch.as_mut(),
+                &ct,
+                progress.as_ref(),
+                &client,
+                Some(&detached),
+            )
+            .await
+            {
+                Driven::Ended(outcome) => self.respond(&client, outcome, &round),
+                Driven::Cancelled => Err(cancelled_by_client()),
+                Driven::Detached => self.run_as_task(client.clone(), dispatch, wrapped).await,
+            };
         }
-        Ok(CallToolResponse::Complete(to_result(outcome, wrapped)))
+        let mut dispatch = std::pin::pin!(tool.dispatch(id, args, Surface::Direct, options));
+        match drive(dispatch.as_mut(), &ct, progress.as_ref(), &client, None).await {
+            Driven::Ended(outcome) => self.respond(&client, outcome, &round),
+            Driven::Cancelled | Driven::Detached => Err(cancelled_by_client()),
+        }
+    }
+
+    /// What a call that ended answers: its result, the next round of input it needs
+    /// (2026-07-28), or the protocol error its failure stands for.
+    fn respond(
+        &self,
+        client: &McpPeer,
+        outcome: ToolOutcome,
+        round: &Round<'_>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if let Some(answerer) = client.answerer.get() {
+            let code = outcome.error().and_then(|error| error.code());
+            if code == Some(codes::INPUT_UNAVAILABLE)
+                && let Some(missing) = answerer.missing_capability()
+            {
+                return Err(missing);
+            }
+            // An answer of the wrong shape is the client's protocol error, not the tool's.
+            if client.current
+                && code == Some(codes::INVALID_INPUT_ANSWER)
+                && let Some(error) = outcome.error()
+            {
+                return Err(ErrorData::invalid_params(error.message.clone(), None));
+            }
+            if let Some(args) = round.args
+                && let Some((requests, state)) =
+                    answerer.next_round(&self.shared.settings.states, round.name, args)?
+            {
+                return Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
+                    Some(requests),
+                    Some(state),
+                )));
+            }
+        }
+        Ok(CallToolResponse::Complete(to_result(
+            outcome,
+            round.wrapped,
+        )))
+    }
+
+    /// Answers the request with a new task and runs the rest of the call on it.
+    async fn run_as_task(
+        &self,
+        client: Arc<McpPeer>,
+        dispatch: BoxFuture<'static, ToolOutcome>,
+        wrapped: bool,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let told = (!self.session.stateless).then(|| client.peer.clone());
+        let running = self.shared.settings.tasks.create(told).await?;
+        client.task.running.send_replace(Some(running.clone()));
+        let created = CreateTaskResult::new(running.task());
+        tokio::spawn(run_task(running, dispatch, client, wrapped));
+        Ok(CallToolResponse::Task(created))
     }
 
     /// The `subscriptions/listen` stream of a 2026-07-28 client: a notification per change of
@@ -404,6 +701,127 @@ impl McpServer {
 type ProgressStream<'a> = (rmcp::model::ProgressToken, &'a ProgressQueue<Progress>);
 
 /// Ready when a report waits, or never when the client asked for none.
+/// The request a call answers, for what it answers when it ends.
+struct Round<'a> {
+    name: &'a str,
+    /// The arguments a 2026-07-28 round's state is bound to.
+    args: Option<&'a Value>,
+    /// Whether a 2025-11-25 client reads the value wrapped in an object.
+    wrapped: bool,
+}
+
+/// How driving a dispatch for its request ended.
+enum Driven {
+    Ended(ToolOutcome),
+    Cancelled,
+    /// The body asked to run on as a task.
+    Detached,
+}
+
+/// Polls a dispatch to its end, sending its progress as it comes, unless the client cancels
+/// the request or (with `detached`) the body asks to run on as a task.
+async fn drive<F: Future<Output = ToolOutcome> + ?Sized>(
+    mut dispatch: std::pin::Pin<&mut F>,
+    ct: &tokio_util::sync::CancellationToken,
+    progress: Option<&ProgressStream<'_>>,
+    client: &McpPeer,
+    detached: Option<&Notify>,
+) -> Driven {
+    if let Some(detached) = detached
+        && client.task.detached.load(Ordering::Acquire)
+    {
+        detached.notified().await;
+        return Driven::Detached;
+    }
+    // A call that ends on its first poll (most do) never makes the futures that wait for
+    // cancellation or progress.
+    let first = std::future::poll_fn(|cx| Poll::Ready(dispatch.as_mut().poll(cx))).await;
+    let outcome = match first {
+        Poll::Ready(outcome) => outcome,
+        Poll::Pending => loop {
+            tokio::select! {
+                biased;
+                outcome = &mut dispatch => break outcome,
+                () = ct.cancelled() => return Driven::Cancelled,
+                () = async {
+                    match detached {
+                        Some(detached) => detached.notified().await,
+                        None => std::future::pending().await,
+                    }
+                } => return Driven::Detached,
+                () = reports_ready(progress) => {
+                    Box::pin(send_progress(&client.peer, progress)).await;
+                }
+            }
+        },
+    };
+    // Every report reaches the client before the result does. (Sending is boxed, here and
+    // above: most calls send none, and the future of one carried inline would make every
+    // call's task larger to spawn.)
+    if progress.is_some_and(|(_, queue)| queue.has_reports()) {
+        Box::pin(send_progress(&client.peer, progress)).await;
+    }
+    Driven::Ended(outcome)
+}
+
+fn cancelled_by_client() -> ErrorData {
+    // Dropping the dispatch drops the body where it stands.
+    ErrorData::internal_error("the call was cancelled by the client", None)
+}
+
+/// Whether the client takes tasks: it declared the extension in this request's `_meta`
+/// (2026-07-28) or when it initialized (2025-11-25).
+fn takes_tasks(
+    meta: &RequestMetaObject,
+    peer: &rmcp::service::Peer<RoleServer>,
+    current: bool,
+) -> bool {
+    if current {
+        meta.client_capabilities()
+            .is_some_and(|capabilities| capabilities.supports_tasks())
+    } else {
+        peer.peer_info()
+            .is_some_and(|info| info.capabilities.supports_tasks())
+    }
+}
+
+/// Runs a detached call to its end as a task: its result (or the protocol error its failure
+/// stands for) recorded, unless a `tasks/cancel` or the task's TTL stops it first. The call's
+/// client is held until then: the body may still report or log to it.
+async fn run_task(
+    running: Arc<Running>,
+    dispatch: BoxFuture<'static, ToolOutcome>,
+    _client: Arc<McpPeer>,
+    wrapped: bool,
+) {
+    let ending = tokio::select! {
+        outcome = dispatch => ending_of(outcome, wrapped),
+        () = running.cancel_requested() => Ending::Cancelled,
+        () = tokio::time::sleep(running.ttl()) => Ending::Failed(ErrorData::internal_error(
+            "the task ran longer than its TTL and was stopped",
+            None,
+        )),
+    };
+    if let Err(error) = running.end(ending).await {
+        tracing::warn!(%error, "a task's ending could not be recorded");
+    }
+}
+
+/// How a task's call ended: a tool error is a completed task whose result says so; a failure
+/// of toolprism's own (a body that panicked) or of the client's answers fails the task.
+fn ending_of(outcome: ToolOutcome, wrapped: bool) -> Ending {
+    let code = outcome.error().and_then(|error| error.code());
+    if let Some(error) = outcome.error() {
+        if code == Some(codes::INVALID_INPUT_ANSWER) {
+            return Ending::Failed(ErrorData::invalid_params(error.message.clone(), None));
+        }
+        if code == Some(codes::TOOL_PANICKED) {
+            return Ending::Failed(ErrorData::internal_error(error.message.clone(), None));
+        }
+    }
+    Ending::Completed(to_result(outcome, wrapped))
+}
+
 async fn reports_ready(progress: Option<&ProgressStream<'_>>) {
     match progress {
         Some((_, queue)) => queue.ready().await,
@@ -457,6 +875,17 @@ fn call_id(id: &rmcp::model::RequestId) -> SmolStr {
 }
 
 /// Text a peer sent (an unknown name, a URI, an error code), quoted back bounded and printable.
+/// How long a client may keep a retained output it read: what a handle names never changes.
+const RETAINED_OUTPUT_TTL_MS: u64 = 3_600_000;
+
+/// `-32602` naming the URI, as 2026-07-28 asks of an unknown resource.
+fn resource_not_found(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(
+        format!("no resource at {}", quoted_for_error(uri)),
+        Some(json!({ "uri": uri })),
+    )
+}
+
 pub(crate) fn quoted_for_error(name: &str) -> String {
     let printable = name
         .chars()
@@ -538,15 +967,20 @@ impl ServerHandler for McpServer {
         reason = "MCP logging is 2025-11-25's; rmcp marks it deprecated"
     )]
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let settings = &self.shared.settings;
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()
             .enable_logging()
+            .enable_tasks()
             .build();
+        if let Some(host) = &settings.host {
+            capabilities = host::merged(capabilities, host.capabilities());
+        }
         let mut config = ServerConfig::new(capabilities);
-        config.server_info = self.shared.implementation.clone();
-        config.instructions.clone_from(&self.shared.instructions);
+        config.server_info = settings.implementation.clone();
+        config.instructions.clone_from(&settings.instructions);
         config
     }
 
@@ -575,12 +1009,24 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let lists = self.lists();
-        let tools = if is_current(&context.meta, &context.peer) {
-            lists.current.clone()
-        } else {
-            lists.legacy.clone()
-        };
-        Ok(ListToolsResult::with_all_items(tools))
+        if !is_current(&context.meta, &context.peer) {
+            return Ok(ListToolsResult::with_all_items(lists.legacy.clone()));
+        }
+        let (ttl, scope) = self.shared.settings.tool_list_cache;
+        let mut result = ListToolsResult::with_all_items(lists.current.clone());
+        result.ttl_ms = Some(ttl);
+        result.cache_scope = Some(scope);
+        Ok(result)
+    }
+
+    /// The tool a request names, for the transport to check its `Mcp-Param-*` headers
+    /// against the arguments (SEP-2243).
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.lists()
+            .current
+            .iter()
+            .find(|tool| tool.name == name)
+            .cloned()
     }
 
     // Not `async fn`s calling `call` and `listen_to_changes`: rmcp spawns a task per request
@@ -596,49 +1042,144 @@ impl ServerHandler for McpServer {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         // Retained outputs belong to the calls that made them: they are read by the URI a
         // result names, never listed to whoever asks.
-        Ok(ListResourcesResult::default())
+        match &self.shared.settings.host {
+            Some(host) => host.list_resources(request, context).await,
+            None => Ok(ListResourcesResult::default()),
+        }
     }
 
     async fn list_resource_templates(
         &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let template =
-            ResourceTemplate::new(format!("{OUTPUT_URI_PREFIX}{{handle}}"), "tool-output")
-                .with_description(
-                    "The full text of a tool result that was too long to show in full.",
-                )
-                .with_mime_type("text/plain");
-        Ok(ListResourceTemplatesResult::with_all_items(vec![template]))
+        let first_page = request.as_ref().is_none_or(|page| page.cursor.is_none());
+        let mut result = match &self.shared.settings.host {
+            Some(host) => host.list_resource_templates(request, context).await?,
+            None => ListResourceTemplatesResult::default(),
+        };
+        if first_page {
+            let template =
+                ResourceTemplate::new(format!("{OUTPUT_URI_PREFIX}{{handle}}"), "tool-output")
+                    .with_description(
+                        "The full text of a tool result that was too long to show in full.",
+                    )
+                    .with_mime_type("text/plain");
+            result.resource_templates.push(template);
+        }
+        Ok(result)
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let not_found = || {
-            ErrorData::resource_not_found(
-                format!("no retained output at {}", quoted_for_error(&request.uri)),
-                None,
-            )
-        };
         let Some(handle) = handle_of(&request.uri) else {
-            return Err(not_found());
+            return match &self.shared.settings.host {
+                Some(host) => host.read_resource(request, context).await,
+                None => Err(resource_not_found(&request.uri)),
+            };
         };
         match self.shared.registry.snapshot().read_retained(handle).await {
-            Ok(Some(text)) => Ok(ReadResourceResponse::Complete(ReadResourceResult::new(
-                vec![ResourceContents::text(text, output_uri(handle))],
-            ))),
-            Ok(None) => Err(not_found()),
+            Ok(Some(text)) => {
+                let mut result =
+                    ReadResourceResult::new(vec![ResourceContents::text(text, output_uri(handle))]);
+                // What a handle names never changes, and belongs to whoever made the call.
+                result.ttl_ms = Some(RETAINED_OUTPUT_TTL_MS);
+                result.cache_scope = Some(CacheScope::Private);
+                Ok(ReadResourceResponse::Complete(result))
+            }
+            Ok(None) => Err(resource_not_found(&request.uri)),
             Err(error) => Err(ErrorData::internal_error(error.to_string(), None)),
         }
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.shared.settings.host {
+            Some(host) => host.subscribe(request, context).await,
+            None => Err(ErrorData::method_not_found::<SubscribeRequestMethod>()),
+        }
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.shared.settings.host {
+            Some(host) => host.unsubscribe(request, context).await,
+            None => Err(ErrorData::method_not_found::<UnsubscribeRequestMethod>()),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        match &self.shared.settings.host {
+            Some(host) => host.list_prompts(request, context).await,
+            None => Err(ErrorData::method_not_found::<ListPromptsRequestMethod>()),
+        }
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        match &self.shared.settings.host {
+            Some(host) => host.get_prompt(request, context).await,
+            None => Err(ErrorData::method_not_found::<GetPromptRequestMethod>()),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        match &self.shared.settings.host {
+            Some(host) => host.complete(request, context).await,
+            None => Err(ErrorData::method_not_found::<CompleteRequestMethod>()),
+        }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.shared.settings.tasks.get(&request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let tasks = &self.shared.settings.tasks;
+        tasks
+            .update(&request.task_id, request.input_responses)
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared.settings.tasks.cancel(&request.task_id).await
     }
 
     fn accepted_subscription_filter(

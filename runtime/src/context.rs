@@ -6,8 +6,14 @@ use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
 
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
 use crate::BoxFuture;
+use crate::ask::{AnswererSlot, Elicited, InputKind, InputRequest, Root, Sampled, SamplingRequest};
 use crate::call::{Surface, ToolCall};
+use crate::error::ToolError;
 use crate::outcome::ToolOutcome;
 use crate::schema::Plan;
 
@@ -143,6 +149,77 @@ impl ToolContext {
     /// ```
     pub fn extension<T: Send + Sync + 'static>(&self) -> Option<Arc<T>> {
         self.scope.extensions().get::<T>()
+    }
+
+    /// Whether this call's answerer takes requests of this kind: whether asking for a form,
+    /// a completion or the roots can get an answer here.
+    pub fn can_ask(&self, kind: InputKind) -> bool {
+        self.extension::<AnswererSlot>()
+            .is_some_and(|answerer| answerer.0.can_answer(kind))
+    }
+
+    /// Asks for input, as MCP words it (see [`ask`](crate::ask)), and returns the answer's
+    /// JSON as the answerer gave it, unchecked. `key` names the request within the call: a
+    /// body asks each key once per run, and on MCP 2026-07-28 runs again with the answers
+    /// (so everything before an ask must be safe to do twice). Fails with
+    /// `INPUT_UNAVAILABLE` when nobody can answer, `INPUT_REQUIRED` when the answer comes on
+    /// the next round.
+    pub async fn ask(&self, key: &str, request: &InputRequest) -> Result<Value, ToolError> {
+        crate::ask::ask(self.extension::<AnswererSlot>(), key, request).await
+    }
+
+    /// Asks the person behind the call to fill in a form for `T` (a struct of strings,
+    /// numbers, booleans and enums): the accepted content is checked against `T`'s schema
+    /// and deserialized. Fails with `INVALID_INPUT_ANSWER` when the content does not fit.
+    pub async fn elicit<T: DeserializeOwned + JsonSchema>(
+        &self,
+        key: &str,
+        message: &str,
+    ) -> Result<Elicited<T>, ToolError> {
+        let schema = crate::ask::form_schema_for::<T>().map_err(|why| {
+            ToolError::new(format!(
+                "`{}` cannot be asked as a form: {why}",
+                std::any::type_name::<T>()
+            ))
+        })?;
+        let elicited = self.elicit_with(key, message, schema).await?;
+        crate::ask::typed(key, elicited)
+    }
+
+    /// [`elicit`](Self::elicit) with a form schema of the body's own.
+    pub async fn elicit_with(
+        &self,
+        key: &str,
+        message: &str,
+        schema: Value,
+    ) -> Result<Elicited<Value>, ToolError> {
+        let request = InputRequest::elicit(message, schema);
+        let answer = self.ask(key, &request).await?;
+        crate::ask::read_elicited(key, &answer, &request.params()["requestedSchema"])
+    }
+
+    /// Asks the client's model for a completion.
+    pub async fn sample(&self, key: &str, request: &SamplingRequest) -> Result<Sampled, ToolError> {
+        let answer = self.ask(key, &InputRequest::sample(request)).await?;
+        crate::ask::read_sampled(key, &answer)
+    }
+
+    /// Asks the client for its roots.
+    pub async fn roots(&self, key: &str) -> Result<Vec<Root>, ToolError> {
+        let answer = self.ask(key, &InputRequest::roots()).await?;
+        crate::ask::read_roots(key, &answer)
+    }
+
+    /// Asks to run on after the request that made this call is answered: an MCP server whose
+    /// client takes tasks answers the request now with a task, which the client polls, and the
+    /// body goes on. True if the host will; false where it runs no tasks (a direct dispatch,
+    /// the command line, a client that did not opt in), and the call then goes on as it was.
+    /// What the body asks before detaching is asked on the request; what it asks after, on
+    /// the task. A tool declared `task = "optional"` or `"required"` is detached before its
+    /// body starts.
+    pub fn detach(&self) -> bool {
+        self.extension::<DetachSlot>()
+            .is_some_and(|slot| (slot.0)())
     }
 
     /// Reports progress to the sink the host gave this dispatch
@@ -360,6 +437,9 @@ impl StateMap {
         self.values.len()
     }
 }
+
+/// How a body asks its host to run on as a task ([`ToolContext::detach`]), as an extension.
+pub(crate) struct DetachSlot(pub(crate) Box<dyn Fn() -> bool + Send + Sync>);
 
 #[cfg(test)]
 mod tests {

@@ -57,11 +57,19 @@ pub enum FailureKind {
     /// The tool may not be called this way: a tool only programs may call, called by the
     /// model, or one only the model may call, called by a program.
     NotCallable,
+    /// The body asked for input ([`ask`](crate::ask)) that nobody here can give: no answerer,
+    /// or a client that does not take this kind of request.
+    InputUnavailable,
+    /// The body asked for input that comes on the call's next round (MCP 2026-07-28): the
+    /// call runs again with the answer.
+    InputRequired,
+    /// An answer to the body's request for input is not what was asked for.
+    InvalidAnswer,
 }
 
 impl FailureKind {
     /// Every kind, for matching a code back to its kind.
-    const ALL: [Self; 15] = [
+    const ALL: [Self; 18] = [
         Self::InvalidInput,
         Self::InvalidOutput,
         Self::UnknownTool,
@@ -77,6 +85,9 @@ impl FailureKind {
         Self::Internal,
         Self::Timeout,
         Self::NotCallable,
+        Self::InputUnavailable,
+        Self::InputRequired,
+        Self::InvalidAnswer,
     ];
 
     /// The machine-readable code, e.g. `"INVALID_TOOL_INPUT"`.
@@ -97,6 +108,9 @@ impl FailureKind {
             Self::Internal => "INTERNAL_ERROR",
             Self::Timeout => "TOOL_TIMEOUT",
             Self::NotCallable => "TOOL_NOT_CALLABLE",
+            Self::InputUnavailable => "INPUT_UNAVAILABLE",
+            Self::InputRequired => "INPUT_REQUIRED",
+            Self::InvalidAnswer => "INVALID_INPUT_ANSWER",
         }
     }
 
@@ -118,6 +132,9 @@ impl FailureKind {
             Self::Internal => "InternalError",
             Self::Timeout => "ToolTimeout",
             Self::NotCallable => "ToolNotCallable",
+            Self::InputUnavailable => "InputUnavailable",
+            Self::InputRequired => "InputRequired",
+            Self::InvalidAnswer => "InvalidInputAnswer",
         }
     }
 
@@ -161,6 +178,12 @@ pub mod codes {
     pub const TOOL_TIMEOUT: &str = FailureKind::Timeout.code();
     /// [`FailureKind::NotCallable`].
     pub const TOOL_NOT_CALLABLE: &str = FailureKind::NotCallable.code();
+    /// [`FailureKind::InputUnavailable`].
+    pub const INPUT_UNAVAILABLE: &str = FailureKind::InputUnavailable.code();
+    /// [`FailureKind::InputRequired`].
+    pub const INPUT_REQUIRED: &str = FailureKind::InputRequired.code();
+    /// [`FailureKind::InvalidAnswer`].
+    pub const INVALID_INPUT_ANSWER: &str = FailureKind::InvalidAnswer.code();
 }
 
 /// The failure a tool body returns: one message for the model, and optionally a class

@@ -17,6 +17,7 @@
 //! | [`pipeline`] | one call's way through: snapshots, wrappers, pre- and post-execute policies, the approver, panic containment |
 //! | [`tool`](mod@tool) | defining tools: the builder, what a type needs to be arguments or a value, what registration makes of a tool |
 //! | [`context`] | what a body reaches during a call: host state, progress, nested dispatch |
+//! | [`ask`] | asking for input while a call runs: a form, a completion, the client's roots |
 //! | [`bound`] | bounding what the model reads, and the stores that keep the full text |
 //! | [`present`] | projections: content blocks, cards, presentation metadata |
 //! | [`search`] | finding a tool among many: BM25 and regular expressions over a snapshot's tools |
@@ -28,6 +29,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod ask;
 pub mod bound;
 mod call;
 pub mod context;
@@ -276,7 +278,7 @@ pub mod __private {
 
     pub use crate::context::{State, ToolContext};
     pub use crate::error::ToolError;
-    pub use crate::tool::{Callers, Icon, IconTheme};
+    pub use crate::tool::{Callers, Icon, IconTheme, TaskSupport};
     pub use crate::tool::{
         IntoToolDef, KeepsVerbatim, ReadsBack, ToolArgs, ToolDef, ToolOutput, Toolset, ValueKind,
     };

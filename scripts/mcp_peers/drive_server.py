@@ -11,16 +11,53 @@ import json
 import re
 import sys
 
+import mcp_types as types
 from mcp import ClientSession
+from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
+
+
+async def answer_forms(asked: list):
+    """An elicitation callback that answers every form the same way, and keeps what it saw."""
+
+    async def on_elicit(context: ClientRequestContext, params: types.ElicitRequestParams):
+        asked.append({"message": params.message, "schema": getattr(params, "requested_schema", None)})
+        return types.ElicitResult(action="accept", content={"name": "Ada", "times": 2})
+
+    return on_elicit
+
+
+async def call_answering(session: ClientSession, generation: str, name: str, args: dict):
+    """A call whose questions the session answers: live at 2025-11-25; at 2026-07-28 by
+    retrying with the answers and the sealed requestState, as SEP-2322 says (the loop the
+    high-level mcp.Client runs for you)."""
+    if generation == "legacy":
+        return await session.call_tool(name, args), 0
+    result = await session.call_tool(name, args, allow_input_required=True)
+    rounds = 0
+    while isinstance(result, types.InputRequiredResult):
+        rounds += 1
+        responses = {}
+        for key, request in (result.input_requests or {}).items():
+            context = ClientRequestContext(session=session, request_id=key)
+            responses[key] = await session.dispatch_input_request(context, request)
+        result = await session.call_tool(
+            name,
+            args,
+            input_responses=responses,
+            request_state=result.request_state,
+            allow_input_required=True,
+        )
+    return result, rounds
 
 
 async def main(generation: str, command: list[str]) -> dict:
     report: dict = {"generation": generation}
     params = StdioServerParameters(command=command[0], args=command[1:])
+    asked: list = []
     async with stdio_client(params) as (read, write):
-        async with ClientSession(read, write) as session:
+        async with ClientSession(read, write, elicitation_callback=await answer_forms(asked)) as session:
             if generation == "legacy":
                 result = await session.initialize()
                 report["server"] = result.server_info.name
@@ -72,6 +109,13 @@ async def main(generation: str, command: list[str]) -> dict:
 
             counted = await session.call_tool("count_to", {"to": 4}, progress_callback=on_progress)
             report["count_to"] = {"structured": counted.structured_content, "progress": progress}
+
+            greeted, rounds = await call_answering(session, generation, "greet", {})
+            report["greet"] = {
+                "text": [block.text for block in greeted.content if block.type == "text"],
+                "asked": asked,
+                "rounds": rounds,
+            }
 
             big = await session.call_tool("read", {"path": "big.txt"})
             text = "\n".join(block.text for block in big.content if block.type == "text")

@@ -6,13 +6,53 @@
 //! ```
 //!
 //! Prints one JSON line per imported tool, then, with `--call`, one line with the outcome.
+//! A form the server asks for during the call is accepted with each field's default (an
+//! answerer a host without a person would give; a terminal host asks instead); a completion
+//! or the roots are refused, so the call fails with `INPUT_UNAVAILABLE` if the tool needs
+//! them.
 //! `MCP_CONFORMANCE_PROTOCOL_VERSION`, when set (the MCP conformance suite sets it), pins the
 //! protocol version; otherwise 2026-07-28 is tried first, then 2025-11-25.
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
+use toolprism::BoxFuture;
+use toolprism::ask::{Answerer, AskError, InputKind, InputRequest};
+use toolprism::pipeline::DispatchOptions;
 use toolprism::prelude::*;
 use toolprism_mcp::rmcp::model::ProtocolVersion;
 use toolprism_mcp::{ImportOptions, McpClient};
+
+/// Accepts every form with the defaults its schema gives.
+struct AcceptDefaults;
+
+impl Answerer for AcceptDefaults {
+    fn can_answer(&self, kind: InputKind) -> bool {
+        kind == InputKind::Elicitation
+    }
+
+    fn answer<'a>(
+        &'a self,
+        _key: &'a str,
+        request: &'a InputRequest,
+    ) -> BoxFuture<'a, Result<Value, AskError>> {
+        let answer = match request.kind() {
+            InputKind::Elicitation => {
+                let properties = request.params()["requestedSchema"]["properties"].as_object();
+                let content: Map<String, Value> = properties
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(name, property)| {
+                        Some((name.clone(), property.get("default")?.clone()))
+                    })
+                    .collect();
+                Ok(json!({"action": "accept", "content": content}))
+            }
+            _ => Err(AskError::Unavailable(
+                "this client has no model and no roots".into(),
+            )),
+        };
+        Box::pin(std::future::ready(answer))
+    }
+}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -47,8 +87,14 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     if let Some((tool, arguments)) = call {
+        let options = DispatchOptions::default().answerer(AcceptDefaults);
         let outcome = registry
-            .dispatch(ToolCall::new("call-1", tool, arguments), Surface::Direct)
+            .snapshot()
+            .dispatch_with(
+                ToolCall::new("call-1", tool, arguments),
+                Surface::Direct,
+                options,
+            )
             .await;
         println!("{}", json!({"outcome": outcome}));
     }

@@ -10,11 +10,14 @@
 //!   stdio; `--stateless` keeps no sessions, for replicas behind a load balancer;
 //! - `--max-lines`, `--max-bytes`: bound what the model sees; the rest is retained under
 //!   `--output-dir` and readable as a `toolprism://output/…` resource;
-//! - `--demo`: adds `count_to`, which reports progress and returns a bare integer.
+//! - `--demo`: adds `count_to`, which reports progress and returns a bare integer, and
+//!   `greet`, which asks the user a form (elicitation) before it answers, as a task for a
+//!   client that takes tasks.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use toolprism::ask::Elicited;
 use toolprism::bound::{BoundLimits, FsOutputStore};
 use toolprism::prelude::*;
 use toolprism_examples::tools::{Workspace, register_all};
@@ -34,6 +37,28 @@ async fn count_to(
         tokio::task::yield_now().await;
     }
     Ok(to)
+}
+
+/// What `greet` asks the user.
+#[derive(Deserialize, JsonSchema)]
+struct Visitor {
+    /// Your name.
+    name: String,
+    /// How many times to be greeted, 1 to 3.
+    #[schemars(range(min = 1, max = 3))]
+    times: u8,
+}
+
+/// Asks the user who they are (a form, answered by the MCP client), and greets them; a task
+/// for a client that takes tasks.
+#[tool(task = "optional")]
+async fn greet(cx: &ToolContext) -> Result<String, ToolError> {
+    match cx.elicit::<Visitor>("visitor", "Who is there?").await? {
+        Elicited::Accepted(Visitor { name, times }) => {
+            Ok(vec![format!("Hello, {name}!"); usize::from(times)].join(" "))
+        }
+        Elicited::Declined | Elicited::Cancelled => Ok("Nobody is there.".to_owned()),
+    }
 }
 
 struct Options {
@@ -99,7 +124,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .limits(options.limits)
         .output_store(OutputResources::new(store));
     if options.demo {
-        builder = builder.tool(CountTo);
+        builder = builder.tool(CountTo).tool(Greet);
     }
     let server = McpServer::new(builder.build()?)
         .with_implementation("toolprism-coding-tools", env!("CARGO_PKG_VERSION"));

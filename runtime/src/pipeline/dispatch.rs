@@ -112,6 +112,28 @@ impl DispatchOptions {
         self
     }
 
+    /// Answers the body's requests for input ([`ask`](crate::ask)) with `answerer`; the calls
+    /// the body makes ask it too. Without one, asking fails with `INPUT_UNAVAILABLE`.
+    #[must_use]
+    pub fn answerer(self, answerer: impl crate::ask::Answerer) -> Self {
+        self.shared_answerer(Arc::new(answerer))
+    }
+
+    /// [`answerer`](Self::answerer), shared.
+    #[must_use]
+    pub fn shared_answerer(self, answerer: Arc<dyn crate::ask::Answerer>) -> Self {
+        self.extension(crate::ask::AnswererSlot(answerer))
+    }
+
+    /// Lets the body ask to run on after the request that made the call is answered
+    /// ([`ToolContext::detach`](crate::ToolContext::detach)): `detach` is called when it asks,
+    /// and says whether the host will (an MCP server answering with a task). Without it, a body
+    /// that asks goes on as it was.
+    #[must_use]
+    pub fn detachable(self, detach: impl Fn() -> bool + Send + Sync + 'static) -> Self {
+        self.extension(crate::context::DetachSlot(Box::new(detach)))
+    }
+
     /// Says that a program the provider runs made this direct call (Anthropic's programmatic
     /// tool calling, an OpenAI program), not the model: a tool only programs may call takes
     /// it, and one only the model may call refuses it (`TOOL_NOT_CALLABLE`).

@@ -1,5 +1,6 @@
 //! What a tool says about itself besides its name and schemas: a title, behaviour hints,
-//! icons, example arguments, a timeout, whether it is loaded on demand, and who may call it.
+//! icons, example arguments, a timeout, whether it is loaded on demand, who may call it, and
+//! whether a call may outlive the request that made it (an MCP task).
 //! Hosts read these to decide what needs the user's approval and what to show; providers and
 //! MCP peers get them where they have a field for them.
 
@@ -31,6 +32,8 @@ pub struct ToolAbout {
     pub callers: Callers,
     /// The group OpenAI Responses shows it in.
     pub namespace: Option<Namespace>,
+    /// Whether a call may run on as a task its caller polls (MCP's tasks extension).
+    pub task: TaskSupport,
     /// It is a tool search ([`ToolSearch`](crate::search::ToolSearch)): lowered for OpenAI
     /// Responses as its client-side `tool_search` tool.
     #[serde(skip)]
@@ -157,6 +160,24 @@ pub enum Callers {
     /// Programs only (Code Mode, a provider's code execution): not offered to the model,
     /// refused to a direct call.
     Programs,
+}
+
+/// Whether a call of a tool may run on as a task: the request that made it is answered at
+/// once with the task's id, and its caller polls for the result (MCP's
+/// `io.modelcontextprotocol/tasks` extension). Only a host that runs tasks reads it; a direct
+/// dispatch waits for the result whatever it says.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum TaskSupport {
+    /// The call is answered when it ends (the default). Its body may still ask to run on
+    /// ([`ToolContext::detach`](crate::ToolContext::detach)).
+    #[default]
+    Never,
+    /// A task from its start for a caller that takes tasks; answered when it ends otherwise.
+    Optional,
+    /// A task from its start; a caller that does not take tasks is refused.
+    Required,
 }
 
 impl Callers {

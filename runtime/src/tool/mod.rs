@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::bound::BoundLimits;
 use crate::depth;
 
-pub use about::{Callers, Hints, Icon, IconTheme, Namespace, ToolAbout};
+pub use about::{Callers, Hints, Icon, IconTheme, Namespace, TaskSupport, ToolAbout};
 #[doc(hidden)]
 pub use builder::{Keep, KeepsVerbatim, ReadsBack, ValueKind};
 pub use builder::{
@@ -274,6 +274,13 @@ impl ToolDef {
     #[must_use]
     pub fn with_callers(mut self, callers: Callers) -> Self {
         self.about.callers = callers;
+        self
+    }
+
+    /// Whether a call may run on as a task its caller polls (MCP tasks); never, by default.
+    #[must_use]
+    pub fn with_task(mut self, task: TaskSupport) -> Self {
+        self.about.task = task;
         self
     }
 
