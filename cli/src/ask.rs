@@ -47,14 +47,17 @@ impl Answerer for TerminalAnswerer {
                     let bar = self.bar.clone();
                     // Reading the terminal blocks: off the runtime's workers.
                     tokio::task::spawn_blocking(move || {
-                        let ask = || {
-                            let stdin = std::io::stdin();
-                            fill_in(&params, &mut stdin.lock(), &mut std::io::stderr())
-                        };
-                        match bar {
-                            Some(bar) => bar.suspend(ask),
-                            None => ask(),
+                        // The bar is hidden, not suspended: suspending holds its lock, and a
+                        // progress report would then wait for the person to answer.
+                        if let Some(bar) = &bar {
+                            bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
                         }
+                        let stdin = std::io::stdin();
+                        let answered = fill_in(&params, &mut stdin.lock(), &mut std::io::stderr());
+                        if let Some(bar) = &bar {
+                            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+                        }
+                        answered
                     })
                     .await
                     .map_err(|error| AskError::Failed(error.to_string()))?
@@ -100,6 +103,9 @@ pub fn fill_in(
 ) -> std::io::Result<Value> {
     let message = params.get("message").and_then(Value::as_str).unwrap_or("");
     writeln!(output, "\n{}", visible(message))?;
+    if params.get("mode").and_then(Value::as_str) == Some("url") {
+        return consent_to_url(params, input, output);
+    }
     writeln!(
         output,
         "Enter fills it in, `n` declines, end of input (Ctrl-D) cancels."
@@ -132,6 +138,25 @@ pub fn fill_in(
         }
     }
     Ok(json!({"action": "accept", "content": content}))
+}
+
+/// A URL-mode request: the address shown, and whether the person agrees to go there.
+fn consent_to_url(
+    params: &Value,
+    input: &mut impl BufRead,
+    output: &mut impl Write,
+) -> std::io::Result<Value> {
+    let url = params.get("url").and_then(Value::as_str).unwrap_or("");
+    writeln!(output, "It asks you to open {}", visible(url))?;
+    writeln!(
+        output,
+        "`y` agrees (open it yourself), Enter or `n` declines, end of input cancels."
+    )?;
+    Ok(match read_line(input)? {
+        None => json!({"action": "cancel"}),
+        Some(line) if line.eq_ignore_ascii_case("y") => json!({"action": "accept"}),
+        Some(_) => json!({"action": "decline"}),
+    })
 }
 
 /// What came of asking one field.
@@ -361,6 +386,17 @@ mod tests {
         let a = result["content"]["a"].as_str().unwrap();
         assert_eq!(a.len() as u64, MAX_ANSWER_BYTES);
         assert_eq!(result["content"]["b"], "second");
+    }
+
+    #[test]
+    fn a_url_is_shown_and_only_a_yes_agrees_to_it() {
+        let params =
+            json!({"mode": "url", "message": "Sign in", "url": "https://example.com/\u{1b}[2J"});
+        let (result, shown) = answer(&params, "y\n");
+        assert_eq!(result, json!({"action": "accept"}));
+        assert!(shown.contains("https://example.com/\\u{1b}[2J"), "{shown}");
+        assert_eq!(answer(&params, "\n").0, json!({"action": "decline"}));
+        assert_eq!(answer(&params, "").0, json!({"action": "cancel"}));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! What an imported tool's server asks while a call runs, answered by whoever answers the local
 //! call ([`toolprism::ask`]): on 2026-07-28 an input-required result is answered and the call
 //! retried with the answers; a call the server made a task is polled to its end, its questions
-//! answered with `tasks/update`, and cancelled when the local call is dropped; on 2025-11-25 a
-//! live request is answered for the one call in flight.
+//! answered with `tasks/update`, its status messages passed on as progress, and cancelled when
+//! the local call is dropped; on 2025-11-25 a live request is answered for the one call in
+//! flight.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -19,11 +20,15 @@ use toolprism::ask::InputRequest;
 use toolprism::error::ToolError;
 
 use crate::client::{SERVER_ERROR, SERVER_UNAVAILABLE};
+use crate::remote_progress::MAX_PROGRESS_MESSAGE;
+use crate::server::cut;
 
 /// The most rounds of input-required results one call answers before giving up.
 pub const MAX_INPUT_ROUNDS: usize = 10;
 /// The most requests one round (or one poll of a task) may ask at once.
 pub const MAX_INPUT_REQUESTS: usize = 32;
+/// The most a server may ask during one call, however it asks (rounds, a task, live requests).
+pub const MAX_INPUT_ASKS: usize = MAX_INPUT_ROUNDS * MAX_INPUT_REQUESTS;
 /// The shortest and longest wait between two polls of a task, whatever the server asks.
 const POLL_BOUNDS: (Duration, Duration) = (Duration::from_millis(50), Duration::from_secs(5));
 
@@ -56,6 +61,13 @@ pub(crate) async fn answer_all(
     Ok(answers)
 }
 
+fn too_many_asks(name: &str) -> ToolError {
+    ToolError::new(format!(
+        "The MCP server behind `{name}` asked for input more than {MAX_INPUT_ASKS} times in one call"
+    ))
+    .with_code(SERVER_ERROR)
+}
+
 /// Follows a task to its end: its result, or why there is none. Dropped before then (the
 /// local call cancelled or timed out), it cancels the task on the server.
 pub(crate) async fn follow_task(
@@ -81,12 +93,24 @@ pub(crate) async fn follow_task(
         .with_code(SERVER_UNAVAILABLE)
     };
     let mut answered = HashSet::new();
+    let (mut last_message, mut messages) = (None::<String>, 0.0);
     loop {
+        if answered.len() > MAX_INPUT_ASKS {
+            return Err(too_many_asks(name));
+        }
         tokio::time::sleep(poll).await;
         let got = peer
             .get_task(GetTaskParams::new(id.clone()))
             .await
             .map_err(unavailable)?;
+        // A new status message is progress: the local call hears it, counted.
+        if let Some(message) = &got.task.task.status_message
+            && last_message.as_ref() != Some(message)
+        {
+            messages += 1.0;
+            cx.progress(messages, None, &cut(message.chars(), MAX_PROGRESS_MESSAGE));
+            last_message = Some(message.clone());
+        }
         match got.task.payload {
             TaskPayload::InputRequired { input_requests } => {
                 // What was answered may still show until the server reads it.
@@ -157,7 +181,8 @@ impl Drop for CancelOnDrop {
 /// which say nothing of the call they belong to: one call in flight is the one asking.
 #[derive(Default)]
 pub(crate) struct InFlight {
-    calls: Mutex<Vec<(u64, ToolContext)>>,
+    /// Each call in flight: its number, its context, and how many live requests it answered.
+    calls: Mutex<Vec<(u64, ToolContext, usize)>>,
     next: std::sync::atomic::AtomicU64,
 }
 
@@ -169,7 +194,7 @@ pub(crate) async fn answer_live(
     params: Value,
 ) -> Result<Value, rmcp::ErrorData> {
     let refused = |why: String| rmcp::ErrorData::internal_error(why, None);
-    let cx = in_flight.only().map_err(refused)?;
+    let cx = in_flight.only_counted().map_err(refused)?;
     let request = InputRequest::from_json(&serde_json::json!({"method": method, "params": params}))
         .map_err(|why| rmcp::ErrorData::invalid_params(why, None))?;
     // Keys name a request within the local call: each live request gets its own.
@@ -188,21 +213,28 @@ impl InFlight {
     /// Records a call until the returned guard is dropped.
     pub(crate) fn enter(self: &Arc<Self>, cx: &ToolContext) -> Leave {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.lock().push((id, cx.clone()));
+        self.lock().push((id, cx.clone(), 0));
         Leave {
             calls: self.clone(),
             id,
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, ToolContext)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, ToolContext, usize)>> {
         self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The one call in flight, if there is exactly one.
-    pub(crate) fn only(&self) -> Result<ToolContext, String> {
-        match self.lock().as_slice() {
-            [(_, cx)] => Ok(cx.clone()),
+    /// The one call in flight, if there is exactly one and it has answered fewer than
+    /// [`MAX_INPUT_ASKS`] live requests; counts this one.
+    pub(crate) fn only_counted(&self) -> Result<ToolContext, String> {
+        match self.lock().as_mut_slice() {
+            [(_, _, asked)] if *asked >= MAX_INPUT_ASKS => Err(format!(
+                "the server asked for input more than {MAX_INPUT_ASKS} times in one call"
+            )),
+            [(_, cx, asked)] => {
+                *asked += 1;
+                Ok(cx.clone())
+            }
             [] => Err("no call is in flight to answer it".into()),
             calls => Err(format!(
                 "{} calls are in flight, and the request does not say which it is for",
@@ -220,6 +252,6 @@ pub(crate) struct Leave {
 
 impl Drop for Leave {
     fn drop(&mut self) {
-        self.calls.lock().retain(|(id, _)| *id != self.id);
+        self.calls.lock().retain(|(id, _, _)| *id != self.id);
     }
 }

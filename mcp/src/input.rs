@@ -143,8 +143,71 @@ pub(crate) enum Way {
     Rounds {
         answers: BTreeMap<String, Value>,
         used: Mutex<BTreeMap<String, Value>>,
-        asked: Mutex<BTreeMap<String, Value>>,
+        asked: Mutex<BTreeMap<String, McpInputRequest>>,
+        /// What each key asked in this run.
+        seen: Mutex<BTreeMap<String, InputRequest>>,
     },
+}
+
+/// A request as rmcp's typed form, which carries it on 2026-07-28 (an input-required
+/// result, a task's `tasks/get`); refused when that form would not carry it whole (a keyword
+/// rmcp does not know, such as a number's `format`), rather than sent altered.
+pub(crate) fn carried(request: &InputRequest) -> Result<McpInputRequest, String> {
+    let kind = request.kind();
+    let wire = match kind {
+        // `roots/list` takes no parameters.
+        InputKind::Roots => json!({"method": kind.method()}),
+        _ => request.to_json(),
+    };
+    let typed: McpInputRequest = serde_json::from_value(wire.clone())
+        .map_err(|error| format!("MCP cannot carry this {} request: {error}", kind.method()))?;
+    let back = serde_json::to_value(&typed).map_err(|error| error.to_string())?;
+    if !covers(&back, &wire) {
+        return Err(format!(
+            "MCP 2026-07-28 (rmcp's types) would not carry this {} request whole; keep to the keywords it knows",
+            kind.method()
+        ));
+    }
+    Ok(typed)
+}
+
+/// Whether `carried` holds everything `sent` does (it may add defaults, such as a form's
+/// `mode`).
+fn covers(carried: &Value, sent: &Value) -> bool {
+    match (carried, sent) {
+        (Value::Object(carried), Value::Object(sent)) => sent
+            .iter()
+            .all(|(key, value)| carried.get(key).is_some_and(|kept| covers(kept, value))),
+        (Value::Array(carried), Value::Array(sent)) => {
+            carried.len() == sent.len()
+                && carried
+                    .iter()
+                    .zip(sent)
+                    .all(|(kept, value)| covers(kept, value))
+        }
+        (Value::Number(carried), Value::Number(sent)) => carried.as_f64() == sent.as_f64(),
+        _ => carried == sent,
+    }
+}
+
+/// Refuses a key asked a second time in one run for something else: a key names one request
+/// (two nested calls asking `confirm` for different things would get one answer).
+pub(crate) fn once_per_key(
+    seen: &Mutex<BTreeMap<String, InputRequest>>,
+    key: &str,
+    request: &InputRequest,
+) -> Result<(), AskError> {
+    let mut seen = seen.lock().unwrap_or_else(PoisonError::into_inner);
+    match seen.get(key) {
+        Some(earlier) if earlier != request => Err(AskError::Failed(format!(
+            "`{key}` was asked twice in one call for different things; each key names one request"
+        ))),
+        Some(_) => Ok(()),
+        None => {
+            seen.insert(key.to_owned(), request.clone());
+            Ok(())
+        }
+    }
 }
 
 /// The answerer of one call an MCP client made.
@@ -172,7 +235,7 @@ impl Declared {
         })
     }
 
-    fn has(self, kind: InputKind) -> bool {
+    pub(crate) fn has(self, kind: InputKind) -> bool {
         match kind {
             InputKind::Elicitation => self.elicitation,
             InputKind::Sampling => self.sampling,
@@ -199,6 +262,7 @@ impl McpAnswerer {
                 answers,
                 used: Mutex::default(),
                 asked: Mutex::default(),
+                seen: Mutex::default(),
             },
         )
     }
@@ -209,6 +273,20 @@ impl McpAnswerer {
             way,
             missing: Mutex::new(None),
         }
+    }
+
+    /// Whether the client declared it answers this kind.
+    pub(crate) fn declares(&self, kind: InputKind) -> bool {
+        self.declared.has(kind)
+    }
+
+    /// Notes a kind the body asked for and the client did not declare; why it is unavailable.
+    pub(crate) fn undeclared(&self, key: &str, kind: InputKind) -> AskError {
+        *self.missing.lock().unwrap_or_else(PoisonError::into_inner) = Some(kind);
+        AskError::Unavailable(format!(
+            "This tool needs input (`{key}`, {}) that the client did not declare it can give.",
+            kind.method()
+        ))
     }
 
     /// The capability the body needed and the client did not declare, as the `-32021` error
@@ -242,16 +320,7 @@ impl McpAnswerer {
         if asked.is_empty() {
             return Ok(None);
         }
-        let mut requests = InputRequests::new();
-        for (key, request) in asked {
-            let request: McpInputRequest = serde_json::from_value(request).map_err(|error| {
-                ErrorData::internal_error(
-                    format!("the tool asked for `{key}` in a form MCP cannot carry: {error}"),
-                    None,
-                )
-            })?;
-            requests.insert(key, request);
-        }
+        let requests: InputRequests = asked.into_iter().collect();
         let answers = std::mem::take(&mut *used.lock().unwrap_or_else(PoisonError::into_inner));
         let options = SealOptions::new().ttl(states.ttl);
         let bound = bound_to(tool, args);
@@ -276,30 +345,23 @@ impl toolprism::ask::Answerer for McpAnswerer {
         Box::pin(async move {
             let kind = request.kind();
             if !self.declared.has(kind) {
-                *self.missing.lock().unwrap_or_else(PoisonError::into_inner) = Some(kind);
-                return Err(AskError::Unavailable(format!(
-                    "This tool needs input (`{key}`, {}) that the client did not declare it can give.",
-                    kind.method()
-                )));
+                return Err(self.undeclared(key, kind));
             }
             match &self.way {
                 Way::Closed => Err(AskError::Unavailable(
                     "This server runs stateless over HTTP and cannot wait for a 2025-11-25 client's answer.".to_owned(),
                 )),
                 Way::Live(peer) => ask_live(peer, request).await,
-                Way::Rounds { answers, used, asked } => {
+                Way::Rounds { answers, used, asked, seen } => {
+                    let typed = carried(request).map_err(AskError::Failed)?;
+                    once_per_key(seen, key, request)?;
                     if let Some(answer) = answers.get(key) {
                         used.lock()
                             .unwrap_or_else(PoisonError::into_inner)
                             .insert(key.to_owned(), answer.clone());
                         return Ok(answer.clone());
                     }
-                    let wire = match kind {
-                        // `roots/list` takes no parameters.
-                        InputKind::Roots => json!({"method": kind.method()}),
-                        _ => request.to_json(),
-                    };
-                    asked.lock().unwrap_or_else(PoisonError::into_inner).insert(key.to_owned(), wire);
+                    asked.lock().unwrap_or_else(PoisonError::into_inner).insert(key.to_owned(), typed);
                     Err(AskError::Suspended)
                 }
             }
@@ -308,7 +370,7 @@ impl toolprism::ask::Answerer for McpAnswerer {
 }
 
 /// A live request to a 2025-11-25 client, its parameters sent as the tool wrote them (rmcp's
-/// typed forms would drop what they do not know, such as `enumNames`).
+/// typed forms would drop what they do not know, such as a number's `format`).
 async fn ask_live(peer: &Peer<RoleServer>, request: &InputRequest) -> Result<Value, AskError> {
     let params = match request.kind() {
         InputKind::Roots => None,
@@ -323,4 +385,47 @@ async fn ask_live(peer: &Peer<RoleServer>, request: &InputRequest) -> Result<Val
         serde_json::to_value(answer).map_err(|error| AskError::Failed(error.to_string()))?;
     check_depth(&answer).map_err(|error| AskError::Failed(format!("the answer nests {error}")))?;
     Ok(answer)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_is_carried_whole_or_refused_never_altered() {
+        let plain = InputRequest::elicit(
+            "Pick",
+            json!({"type": "object", "properties": {
+                "size": {"type": "string", "enum": ["s", "m"], "default": "s"},
+                "count": {"type": "integer", "minimum": 1, "maximum": 9},
+            }, "required": ["size"]}),
+        );
+        let carried_form = serde_json::to_value(carried(&plain).unwrap()).unwrap();
+        assert_eq!(
+            carried_form["params"]["requestedSchema"]["properties"]["count"]["maximum"],
+            9
+        );
+
+        // rmcp's types keep no `format` on a number: sent through them it would be lost.
+        let formatted = InputRequest::elicit(
+            "Pick",
+            json!({"type": "object", "properties": {
+                "count": {"type": "integer", "format": "uint8", "maximum": 9},
+            }}),
+        );
+        let refused = carried(&formatted).unwrap_err();
+        assert!(refused.contains("whole"), "{refused}");
+        assert!(carried(&InputRequest::roots()).is_ok());
+    }
+
+    #[test]
+    fn a_key_names_one_request() {
+        let seen = Mutex::default();
+        let confirm = InputRequest::elicit("Sure?", json!({"type": "object", "properties": {}}));
+        let other = InputRequest::elicit("Really?", json!({"type": "object", "properties": {}}));
+        assert!(once_per_key(&seen, "confirm", &confirm).is_ok());
+        assert!(once_per_key(&seen, "confirm", &confirm).is_ok());
+        assert!(once_per_key(&seen, "confirm", &other).is_err());
+        assert!(once_per_key(&seen, "other", &other).is_ok());
+    }
 }

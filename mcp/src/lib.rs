@@ -12,6 +12,7 @@ mod input;
 mod names;
 #[cfg(feature = "object-store")]
 mod object;
+mod peer;
 mod progress;
 mod remote_progress;
 mod resources;
@@ -24,20 +25,21 @@ pub use client::{
     ClientError, ImportOptions, MAX_IMPORTED_TOOLS, MAX_LISTING_BYTES, McpClient,
     REMOTE_TOOL_ERROR, RemoteTool, SERVER_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,
 };
-pub use client_input::{MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};
+pub use client_input::{MAX_INPUT_ASKS, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};
 #[cfg(feature = "http-server")]
 pub use http::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};
 pub use input::DEFAULT_REQUEST_STATE_TTL;
 pub use names::{NameError, provider_safe_name};
 #[cfg(feature = "object-store")]
 pub use object::ObjectOutputStore;
+pub use peer::McpPeer;
 pub use remote_progress::MAX_PROGRESS_MESSAGE;
 pub use resources::{OUTPUT_URI_PREFIX, OutputResources, output_uri};
-pub use server::{CARD_META_KEY, ERROR_META_KEY, McpPeer, McpServer, RequestStateKeyError};
+pub use server::{CARD_META_KEY, ERROR_META_KEY, McpServer, RequestStateKeyError};
 #[cfg(feature = "object-store")]
 pub use task_store::ObjectTaskStore;
 pub use task_store::{MAX_MEMORY_TASK_ENTRIES, MemoryTaskStore, TaskStore, TaskStoreError};
-pub use tasks::{DEFAULT_TASK_TTL, TASK_POLL};
+pub use tasks::{DEFAULT_TASK_TTL, MAX_RUNNING_TASKS, TASK_POLL, TASK_POLL_MAX};
 
 /// Re-exported so hosts name the same rmcp this crate speaks.
 pub use rmcp;

@@ -9,12 +9,15 @@
 //! - `resources/read`: the full text of a bounded result, by the URI its marker names.
 //! - Progress reports become `notifications/progress` when the client sent a token; a client's
 //!   cancellation drops the dispatch.
+//! - A body's requests for input go to the client (the module `input`); a call may become a
+//!   task the client polls (the module `tasks`); resources, prompts and completion go to the
+//!   host's rmcp handler, if it gave one (the module `host`).
 //! - A change to the registry is announced: `notifications/tools/list_changed` to sessions of
 //!   2025-11-25, the `subscriptions/listen` stream on 2026-07-28.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::task::Poll;
 use std::time::Duration;
@@ -37,8 +40,7 @@ use rmcp::service::{
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::{Map, Value, json};
 use tokio::sync::{Notify, watch};
-use toolprism::ask::{Answerer, AskError, InputKind, InputRequest};
-use toolprism::context::{Progress, ProgressSink};
+use toolprism::context::Progress;
 use toolprism::error::codes;
 use toolprism::lower::description_with_examples;
 use toolprism::pipeline::DispatchOptions;
@@ -49,170 +51,18 @@ use toolprism::{
 
 use crate::content::into_mcp;
 use crate::host::{self, HostHandler};
-use crate::input::{self, Declared, McpAnswerer, RequestStates};
+use crate::input::{self, RequestStates};
+use crate::peer::{McpPeer, Session, TaskSlot};
 use crate::progress::ProgressQueue;
 use crate::resources::{OUTPUT_URI_PREFIX, handle_of, output_uri};
 use crate::schema::{WRAP_PROPERTY, as_object, legacy_form, wrap};
 use crate::task_store::{MemoryTaskStore, TaskStore};
-use crate::tasks::{self, DEFAULT_TASK_TTL, Ending, Running, Tasks};
+use crate::tasks::{self, DEFAULT_TASK_TTL, Tasks};
 
 /// The `_meta` key of a success's card: what a UI shows, from the tool's `presentation_meta`.
 pub const CARD_META_KEY: &str = "toolprism.dev/card";
 /// The `_meta` key of a failure's `{name, code}`.
 pub const ERROR_META_KEY: &str = "toolprism.dev/error";
-
-/// The MCP client a call came from, attached by [`McpServer`] to every dispatch it makes: a
-/// tool that asks the client something (elicitation, sampling on 2025-11-25) or logs to it
-/// reads it with [`ToolContext::extension`](toolprism::ToolContext::extension). `None` there
-/// when the tool is called any other way, so such a tool should do without, or fail saying
-/// why.
-///
-/// ```
-/// use toolprism::prelude::*;
-/// use toolprism_mcp::McpPeer;
-///
-/// /// Says whether an MCP client is on the line.
-/// #[tool]
-/// fn over_mcp(cx: &ToolContext) -> bool {
-///     cx.extension::<McpPeer>().is_some()
-/// }
-/// ```
-///
-/// It is also where the call's progress reports wait for the server to send them as
-/// `notifications/progress` (when the client asked for progress): one allocation per call
-/// serves both.
-pub struct McpPeer {
-    peer: rmcp::service::Peer<RoleServer>,
-    session: Arc<Session>,
-    progress: ProgressQueue<Progress>,
-    /// The request's `_meta`: the client's capabilities, on 2026-07-28.
-    meta: RequestMetaObject,
-    /// Whether the request is of 2026-07-28 or later.
-    current: bool,
-    /// The answers a 2026-07-28 retry carried, until the answerer takes them.
-    answers: Mutex<BTreeMap<String, Value>>,
-    /// How the body's requests for input are answered: made when it first asks.
-    answerer: OnceLock<McpAnswerer>,
-    /// The task the call became, if it did.
-    task: TaskSlot,
-}
-
-/// Whether a call detached, and the task it runs on once that task is made.
-#[derive(Default)]
-struct TaskSlot {
-    detached: AtomicBool,
-    running: watch::Sender<Option<Arc<Running>>>,
-}
-
-impl std::fmt::Debug for McpPeer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpPeer")
-            .field("peer", &self.peer)
-            .field("session", &self.session)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Progress the call's body reports is queued, and sent by the task serving the request.
-impl ProgressSink for McpPeer {
-    fn report(&self, progress: &Progress) {
-        self.progress.report(progress);
-    }
-}
-
-/// A body's requests for input go to the client: see [`toolprism::ask`], and the module
-/// `input` for how each protocol generation carries them.
-impl Answerer for McpPeer {
-    fn can_answer(&self, kind: InputKind) -> bool {
-        self.answerer().can_answer(kind)
-    }
-
-    fn answer<'a>(
-        &'a self,
-        key: &'a str,
-        request: &'a InputRequest,
-    ) -> toolprism::BoxFuture<'a, Result<Value, AskError>> {
-        if !self.task.detached.load(Ordering::Acquire) {
-            return self.answerer().answer(key, request);
-        }
-        // After it detached, a call asks on its task (made just after the body asked to
-        // detach): `tasks/get` shows the request, `tasks/update` answers it.
-        Box::pin(async move {
-            let mut made = self.task.running.subscribe();
-            let running = made
-                .wait_for(Option::is_some)
-                .await
-                .map_err(|_| AskError::Failed("the call's task was never made".into()))?
-                .clone();
-            match running {
-                Some(running) => running.ask(key, request).await,
-                None => Err(AskError::Failed("the call's task was never made".into())),
-            }
-        })
-    }
-}
-
-impl McpPeer {
-    fn answerer(&self) -> &McpAnswerer {
-        self.answerer.get_or_init(|| {
-            if self.current {
-                let declared = Declared::of(self.meta.client_capabilities().as_ref());
-                let answers = std::mem::take(
-                    &mut *self.answers.lock().unwrap_or_else(PoisonError::into_inner),
-                );
-                McpAnswerer::round(declared, answers)
-            } else {
-                let info = self.peer.peer_info();
-                let declared = Declared::of(info.as_ref().map(|info| &info.capabilities));
-                if self.session.stateless {
-                    McpAnswerer::closed(declared)
-                } else {
-                    McpAnswerer::live(declared, self.peer.clone())
-                }
-            }
-        })
-    }
-
-    /// The rmcp peer: requests and notifications to the client.
-    pub fn peer(&self) -> &rmcp::service::Peer<RoleServer> {
-        &self.peer
-    }
-
-    /// Sends a log message (`notifications/message`), unless the client asked
-    /// (`logging/setLevel`) for more severe ones only. On 2026-07-28 the request's `_meta`
-    /// names the level (`io.modelcontextprotocol/logLevel`), and a request naming none is sent
-    /// no log.
-    #[expect(
-        deprecated,
-        reason = "MCP logging is 2025-11-25's; rmcp marks it deprecated"
-    )]
-    pub async fn log(
-        &self,
-        level: rmcp::model::LoggingLevel,
-        data: Value,
-    ) -> Result<(), rmcp::service::ServiceError> {
-        if self.current {
-            // 2026-07-28: each request says the level it wants; one that says none wants none.
-            match self.meta.log_level() {
-                Some(wanted) if level as u8 >= wanted as u8 => {}
-                _ => return Ok(()),
-            }
-        } else {
-            let wanted = self
-                .session
-                .log_level
-                .load(std::sync::atomic::Ordering::Relaxed);
-            if wanted != u8::MAX && (level as u8) < wanted {
-                return Ok(());
-            }
-        }
-        self.peer
-            .notify_logging_message(rmcp::model::LoggingMessageNotificationParam::new(
-                level, data,
-            ))
-            .await
-    }
-}
 
 /// Serves a [`Registry`] over MCP. Cloning shares it: every connection, session or stateless
 /// HTTP request gets a clone, and the tool lists are built once per change of the registry.
@@ -235,25 +85,6 @@ pub struct McpServer {
     shared: Arc<Shared>,
     /// What one connection (or HTTP session) set: clones share it, `for_session` does not.
     session: Arc<Session>,
-}
-
-/// The state one client sets on its connection.
-#[derive(Debug)]
-struct Session {
-    /// The least severe `LoggingLevel` (as its index) the client wants; `u8::MAX` before it
-    /// said, when everything is sent.
-    log_level: std::sync::atomic::AtomicU8,
-    /// A request of stateless HTTP, which takes no answer to a request of the server's.
-    stateless: bool,
-}
-
-impl Session {
-    fn new(stateless: bool) -> Arc<Self> {
-        Arc::new(Self {
-            log_level: std::sync::atomic::AtomicU8::new(u8::MAX),
-            stateless,
-        })
-    }
 }
 
 /// Why a key cannot seal request states (it is shorter than 32 bytes).
@@ -402,12 +233,14 @@ impl McpServer {
         self.with_settings(|settings| settings.tool_list_cache = (ttl, scope))
     }
 
-    /// The same server, keeping the tasks calls become in `store` for `ttl` (a task running
-    /// longer is stopped and fails; its record lasts as long again after it ends). Replicas
-    /// behind a load balancer share a store (`ObjectTaskStore`, feature `object-store`),
-    /// so that any of them answers `tasks/get`, `tasks/update` and `tasks/cancel` for a task
-    /// another runs. Without one, tasks are kept in this process's memory
-    /// ([`MemoryTaskStore`]) for [`DEFAULT_TASK_TTL`].
+    /// The same server, keeping the tasks calls become in `store`, each running at most `ttl`
+    /// (then stopped, and failed) and its entries kept twice `ttl` from their last change, so
+    /// that a result can be read after the task ends. Replicas behind a load balancer share a
+    /// store (`ObjectTaskStore`, feature `object-store`), so that any of them answers
+    /// `tasks/get`, `tasks/update` and `tasks/cancel` for a task another runs. Without one,
+    /// tasks are kept in this process's memory ([`MemoryTaskStore`]) for
+    /// [`DEFAULT_TASK_TTL`]. At most [`MAX_RUNNING_TASKS`](crate::MAX_RUNNING_TASKS) run at
+    /// once.
     #[must_use]
     pub fn with_task_store(self, store: impl TaskStore, ttl: Duration) -> Self {
         let tasks = Arc::new(Tasks::new(Arc::new(store), ttl));
@@ -568,9 +401,13 @@ impl McpServer {
             .shared_answerer(client.clone());
         // Progress is forwarded by this task, between polls of the dispatch: no task is spawned
         // per call (rmcp's own client sends a token with every request).
+        // A call that may become a task keeps its reports without a token too: they become
+        // the task's status message.
         let mut progress = None;
-        if let Some(token) = progress_token {
+        if progress_token.is_some() || takes_tasks {
             options = options.shared_progress(client.clone());
+        }
+        if let Some(token) = progress_token {
             progress = Some((token, &client.progress));
         }
         let round = Round {
@@ -583,17 +420,12 @@ impl McpServer {
             // The body may become a task (from its start, if the tool says so): the dispatch
             // is boxed and owns its snapshot, so that it can run on after this request.
             let detached = Arc::new(Notify::new());
-            let signal = {
-                let client = client.clone();
-                let detached = detached.clone();
-                move || {
-                    client.task.detached.store(true, Ordering::Release);
-                    detached.notify_one();
-                    true
-                }
-            };
-            if task_support != TaskSupport::Never {
-                signal();
+            let signal = self.detach_signal(&client, &detached);
+            if task_support != TaskSupport::Never
+                && !signal()
+                && task_support == TaskSupport::Required
+            {
+                return Err(tasks::no_room());
             }
             let options = options.detachable(signal);
             let call = ToolCall::new(id, request.name.clone(), args);
@@ -612,7 +444,10 @@ impl McpServer {
             {
                 Driven::Ended(outcome) => self.respond(&client, outcome, &round),
                 Driven::Cancelled => Err(cancelled_by_client()),
-                Driven::Detached => self.run_as_task(client.clone(), dispatch, wrapped).await,
+                Driven::Detached => {
+                    self.run_as_task(&client, dispatch, progress.as_ref(), wrapped)
+                        .await
+                }
             };
         }
         let mut dispatch = std::pin::pin!(tool.dispatch(id, args, Surface::Direct, options));
@@ -660,18 +495,51 @@ impl McpServer {
         )))
     }
 
-    /// Answers the request with a new task and runs the rest of the call on it.
+    /// What a body calls to detach: it takes room for a task (false if there is none) and
+    /// wakes the request's driver.
+    fn detach_signal(
+        &self,
+        client: &Arc<McpPeer>,
+        detached: &Arc<Notify>,
+    ) -> impl Fn() -> bool + Send + Sync + 'static {
+        let (client, detached) = (client.clone(), detached.clone());
+        let tasks = self.shared.settings.tasks.clone();
+        move || {
+            // A call detaches once, and only while the server has room for a task.
+            let mut room = client
+                .task
+                .room
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            if room.is_none() {
+                let Some(reserved) = tasks.reserve() else {
+                    return false;
+                };
+                *room = Some(reserved);
+                client.task.detached.store(true, Ordering::Release);
+                detached.notify_one();
+            }
+            true
+        }
+    }
+
+    /// Answers the request with a new task and runs the rest of the call on it. What the body
+    /// reported so far reaches the client before the task's id.
     async fn run_as_task(
         &self,
-        client: Arc<McpPeer>,
+        client: &Arc<McpPeer>,
         dispatch: BoxFuture<'static, ToolOutcome>,
+        progress: Option<&ProgressStream<'_>>,
         wrapped: bool,
     ) -> Result<CallToolResponse, ErrorData> {
+        if progress.is_some_and(|(_, queue)| queue.has_reports()) {
+            Box::pin(send_progress(&client.peer, progress)).await;
+        }
         let told = (!self.session.stateless).then(|| client.peer.clone());
         let running = self.shared.settings.tasks.create(told).await?;
         client.task.running.send_replace(Some(running.clone()));
         let created = CreateTaskResult::new(running.task());
-        tokio::spawn(run_task(running, dispatch, client, wrapped));
+        tokio::spawn(tasks::run(running, dispatch, client.clone(), wrapped));
         Ok(CallToolResponse::Task(created))
     }
 
@@ -698,9 +566,8 @@ impl McpServer {
 }
 
 /// A call's progress token and the queue its reports wait in.
-type ProgressStream<'a> = (rmcp::model::ProgressToken, &'a ProgressQueue<Progress>);
+pub(crate) type ProgressStream<'a> = (rmcp::model::ProgressToken, &'a ProgressQueue<Progress>);
 
-/// Ready when a report waits, or never when the client asked for none.
 /// The request a call answers, for what it answers when it ends.
 struct Round<'a> {
     name: &'a str,
@@ -785,44 +652,8 @@ fn takes_tasks(
     }
 }
 
-/// Runs a detached call to its end as a task: its result (or the protocol error its failure
-/// stands for) recorded, unless a `tasks/cancel` or the task's TTL stops it first. The call's
-/// client is held until then: the body may still report or log to it.
-async fn run_task(
-    running: Arc<Running>,
-    dispatch: BoxFuture<'static, ToolOutcome>,
-    _client: Arc<McpPeer>,
-    wrapped: bool,
-) {
-    let ending = tokio::select! {
-        outcome = dispatch => ending_of(outcome, wrapped),
-        () = running.cancel_requested() => Ending::Cancelled,
-        () = tokio::time::sleep(running.ttl()) => Ending::Failed(ErrorData::internal_error(
-            "the task ran longer than its TTL and was stopped",
-            None,
-        )),
-    };
-    if let Err(error) = running.end(ending).await {
-        tracing::warn!(%error, "a task's ending could not be recorded");
-    }
-}
-
-/// How a task's call ended: a tool error is a completed task whose result says so; a failure
-/// of toolprism's own (a body that panicked) or of the client's answers fails the task.
-fn ending_of(outcome: ToolOutcome, wrapped: bool) -> Ending {
-    let code = outcome.error().and_then(|error| error.code());
-    if let Some(error) = outcome.error() {
-        if code == Some(codes::INVALID_INPUT_ANSWER) {
-            return Ending::Failed(ErrorData::invalid_params(error.message.clone(), None));
-        }
-        if code == Some(codes::TOOL_PANICKED) {
-            return Ending::Failed(ErrorData::internal_error(error.message.clone(), None));
-        }
-    }
-    Ending::Completed(to_result(outcome, wrapped))
-}
-
-async fn reports_ready(progress: Option<&ProgressStream<'_>>) {
+/// Ready when a report waits to be sent (never, without a progress token).
+pub(crate) async fn reports_ready(progress: Option<&ProgressStream<'_>>) {
     match progress {
         Some((_, queue)) => queue.ready().await,
         None => std::future::pending().await,
@@ -874,7 +705,6 @@ fn call_id(id: &rmcp::model::RequestId) -> SmolStr {
     }
 }
 
-/// Text a peer sent (an unknown name, a URI, an error code), quoted back bounded and printable.
 /// How long a client may keep a retained output it read: what a handle names never changes.
 const RETAINED_OUTPUT_TTL_MS: u64 = 3_600_000;
 
@@ -886,6 +716,7 @@ fn resource_not_found(uri: &str) -> ErrorData {
     )
 }
 
+/// Text a peer sent (an unknown name, a URI, an error code), quoted back bounded and printable.
 pub(crate) fn quoted_for_error(name: &str) -> String {
     let printable = name
         .chars()

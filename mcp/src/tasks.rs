@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolResult, ClientCapabilities, DetailedTask, ErrorData, GetTaskResult, JsonObject,
@@ -19,15 +19,32 @@ use rmcp::service::{Peer, RoleServer};
 use rmcp::task_manager::current_timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use toolprism::ask::{AskError, InputRequest};
+use toolprism::depth::check_depth;
+use toolprism::error::codes;
+use toolprism::{BoxFuture, ToolOutcome};
 
+use crate::input::{McpAnswerer, carried, once_per_key};
+use crate::peer::McpPeer;
+use crate::server::to_result;
 use crate::task_store::TaskStore;
 
 /// How long a task and its record last, unless the server says otherwise: a task still
 /// running then is stopped and fails.
 pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(600);
-/// How often a running task reads the store for its answers and a cancellation.
+/// How often a running task first reads the store for its answers and a cancellation; it
+/// waits twice as long after each read that finds nothing, up to [`TASK_POLL_MAX`].
 pub const TASK_POLL: Duration = Duration::from_millis(200);
+/// The longest a running task waits between two reads of the store.
+pub const TASK_POLL_MAX: Duration = Duration::from_secs(2);
+/// The most tasks one server runs at once; past that a call that may be a task is answered
+/// when it ends, and one that must be is refused.
+pub const MAX_RUNNING_TASKS: usize = 1_000;
+/// How often a task's progress may change its status message.
+const NOTE_INTERVAL: Duration = Duration::from_secs(1);
+/// How many times a store that fails is tried again, waiting longer each time.
+const STORE_RETRIES: u32 = 5;
 /// How often a client is told to poll (`pollIntervalMs`).
 const POLL_INTERVAL_MS: u64 = 500;
 
@@ -39,6 +56,8 @@ struct Record {
     created_at: String,
     last_updated_at: String,
     ttl_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status_message: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     input_requests: BTreeMap<String, Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -49,14 +68,18 @@ struct Record {
 
 impl Record {
     fn task(&self) -> Task {
-        Task::new(
+        let task = Task::new(
             self.task_id.clone(),
             self.status,
             self.created_at.clone(),
             self.last_updated_at.clone(),
         )
         .with_ttl_ms(self.ttl_ms)
-        .with_poll_interval_ms(POLL_INTERVAL_MS)
+        .with_poll_interval_ms(POLL_INTERVAL_MS);
+        match &self.status_message {
+            Some(message) => task.with_status_message(message.clone()),
+            None => task,
+        }
     }
 
     /// The task as `tasks/get` shows it, without the requests `answered` already answers: a
@@ -92,10 +115,11 @@ impl Record {
     }
 }
 
-/// The tasks of one server: where they are kept, and for how long.
+/// The tasks of one server: where they are kept, for how long, and room for how many.
 pub(crate) struct Tasks {
     store: Arc<dyn TaskStore>,
     ttl: Duration,
+    room: Arc<Semaphore>,
 }
 
 /// A task id: 32 lowercase hex digits (128 random bits), so that it names a key and nothing
@@ -150,6 +174,14 @@ fn store_failed(error: impl std::fmt::Display) -> ErrorData {
     ErrorData::internal_error(format!("the task store failed: {error}"), None)
 }
 
+/// A call that must be a task, when the server runs its most.
+pub(crate) fn no_room() -> ErrorData {
+    ErrorData::internal_error(
+        format!("this server runs {MAX_RUNNING_TASKS} tasks, its most; call again later"),
+        None,
+    )
+}
+
 /// `-32021`: a call that must be a task, from a client that did not opt in.
 pub(crate) fn tasks_required() -> ErrorData {
     ErrorData::missing_required_client_capability(
@@ -159,7 +191,16 @@ pub(crate) fn tasks_required() -> ErrorData {
 
 impl Tasks {
     pub(crate) fn new(store: Arc<dyn TaskStore>, ttl: Duration) -> Self {
-        Self { store, ttl }
+        Self {
+            store,
+            ttl,
+            room: Arc::new(Semaphore::new(MAX_RUNNING_TASKS)),
+        }
+    }
+
+    /// Room for one more task, held until it ends; `None` when the server runs its most.
+    pub(crate) fn reserve(&self) -> Option<OwnedSemaphorePermit> {
+        self.room.clone().try_acquire_owned().ok()
     }
 
     /// The TTL every entry of a task is kept for: the task's own, and as long again after
@@ -202,6 +243,7 @@ impl Tasks {
             created_at: now.clone(),
             last_updated_at: now,
             ttl_ms: u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX),
+            status_message: None,
             input_requests: BTreeMap::new(),
             result: None,
             error: None,
@@ -212,6 +254,8 @@ impl Tasks {
             record: Mutex::new(record),
             saving: tokio::sync::Mutex::new(()),
             told,
+            seen: Mutex::default(),
+            noted: Mutex::new(None),
         }))
     }
 
@@ -283,6 +327,25 @@ pub(crate) struct Running {
     /// A client told of each change (`notifications/tasks`): one whose connection stays open
     /// (stdio, a 2025-11-25 session). Over stateless HTTP there is no channel, and clients poll.
     told: Option<Peer<RoleServer>>,
+    /// What each key asked, so that a key names one request.
+    seen: Mutex<BTreeMap<String, InputRequest>>,
+    /// When progress last changed the status message.
+    noted: Mutex<Option<Instant>>,
+}
+
+/// Waits between reads of the store: [`TASK_POLL`], then twice as long each time, up to
+/// [`TASK_POLL_MAX`].
+struct Backoff(Duration);
+
+impl Backoff {
+    fn new() -> Self {
+        Self(TASK_POLL)
+    }
+
+    async fn wait(&mut self) {
+        tokio::time::sleep(self.0).await;
+        self.0 = (self.0 * 2).min(TASK_POLL_MAX);
+    }
 }
 
 impl Running {
@@ -300,14 +363,18 @@ impl Running {
 
     /// Changes the record and saves it; the record as saved.
     async fn change(&self, change: impl FnOnce(&mut Record)) -> Result<Record, ErrorData> {
-        let _order = self.saving.lock().await;
         let record = {
-            let mut record = self.lock();
-            change(&mut record);
-            record.last_updated_at = current_timestamp();
-            record.clone()
+            let _order = self.saving.lock().await;
+            let record = {
+                let mut record = self.lock();
+                change(&mut record);
+                record.last_updated_at = current_timestamp();
+                record.clone()
+            };
+            self.tasks.save(&record).await?;
+            record
         };
-        self.tasks.save(&record).await?;
+        // Told after the save, outside the lock: a slow client holds up no later change.
         if let Some(peer) = &self.told {
             let params = TaskStatusNotificationParams::new(record.detailed(&[]));
             let notification = TaskStatusNotification::new(params);
@@ -320,30 +387,30 @@ impl Running {
     }
 
     /// Asks on the task: the request is shown by `tasks/get` (status `input_required`) until a
-    /// `tasks/update` answers it.
+    /// `tasks/update` answers it. A key asked again for the same request gets the same answer.
     pub(crate) async fn ask(&self, key: &str, request: &InputRequest) -> Result<Value, AskError> {
         let failed = |error: ErrorData| AskError::Failed(error.message.into_owned());
+        let typed = carried(request).map_err(AskError::Failed)?;
+        let wire =
+            serde_json::to_value(typed).map_err(|error| AskError::Failed(error.to_string()))?;
+        once_per_key(&self.seen, key, request)?;
         let id = self.lock().task_id.clone();
+        let answer_at = answer_key(&id, key);
+        if let Some(answer) = self.read_answer(&answer_at).await? {
+            return Ok(answer);
+        }
         self.change(|record| {
-            record
-                .input_requests
-                .insert(key.to_owned(), request.to_json());
+            record.input_requests.insert(key.to_owned(), wire);
             record.status = TaskStatus::InputRequired;
         })
         .await
         .map_err(failed)?;
+        let mut backoff = Backoff::new();
         let answer = loop {
-            let found = self
-                .tasks
-                .store
-                .get(&answer_key(&id, key))
-                .await
-                .map_err(|error| AskError::Failed(error.to_string()))?;
-            if let Some(bytes) = found {
-                break serde_json::from_slice(&bytes)
-                    .map_err(|error| AskError::Failed(error.to_string()))?;
+            if let Some(answer) = self.read_answer(&answer_at).await? {
+                break answer;
             }
-            tokio::time::sleep(TASK_POLL).await;
+            backoff.wait().await;
         };
         self.change(|record| {
             record.input_requests.remove(key);
@@ -356,19 +423,78 @@ impl Running {
         Ok(answer)
     }
 
+    /// The answer kept at `key`, if any; a store that fails is tried again a few times.
+    async fn read_answer(&self, key: &str) -> Result<Option<Value>, AskError> {
+        let mut backoff = Backoff::new();
+        let mut tries = 0;
+        loop {
+            match self.tasks.store.get(key).await {
+                Ok(None) => return Ok(None),
+                Ok(Some(bytes)) => {
+                    let answer: Value = serde_json::from_slice(&bytes)
+                        .map_err(|error| AskError::Failed(error.to_string()))?;
+                    check_depth(&answer)
+                        .map_err(|error| AskError::Failed(format!("the answer nests {error}")))?;
+                    return Ok(Some(answer));
+                }
+                Err(error) if tries >= STORE_RETRIES => {
+                    return Err(AskError::Failed(error.to_string()));
+                }
+                Err(error) => {
+                    tracing::debug!(%error, "a task's answer could not be read; trying again");
+                    tries += 1;
+                    backoff.wait().await;
+                }
+            }
+        }
+    }
+
+    /// Shows the latest progress message as the task's status message, at most once a second.
+    pub(crate) async fn note(&self, message: String) {
+        {
+            let mut noted = self.noted.lock().unwrap_or_else(PoisonError::into_inner);
+            if noted.is_some_and(|at| at.elapsed() < NOTE_INTERVAL) {
+                return;
+            }
+            *noted = Some(Instant::now());
+        }
+        if let Err(error) = self
+            .change(|record| record.status_message = Some(message))
+            .await
+        {
+            tracing::debug!(%error, "a task's progress could not be recorded");
+        }
+    }
+
     /// Resolves once a `tasks/cancel` has marked the task (a store that fails is read again).
     pub(crate) async fn cancel_requested(&self) {
         let key = cancel_key(&self.lock().task_id);
+        let mut backoff = Backoff::new();
         loop {
             if let Ok(Some(_)) = self.tasks.store.get(&key).await {
                 return;
             }
-            tokio::time::sleep(TASK_POLL).await;
+            backoff.wait().await;
         }
     }
 
-    /// Records how the task ended.
-    pub(crate) async fn end(&self, ending: Ending) -> Result<(), ErrorData> {
+    /// Records how the task ended, trying a failing store again a few times.
+    async fn end(&self, ending: Ending) -> Result<(), ErrorData> {
+        let mut backoff = Backoff::new();
+        let mut tries = 0;
+        loop {
+            match self.record_end(&ending).await {
+                Err(error) if tries < STORE_RETRIES => {
+                    tracing::debug!(%error, "a task's ending could not be recorded; trying again");
+                    tries += 1;
+                    backoff.wait().await;
+                }
+                done => return done,
+            }
+        }
+    }
+
+    async fn record_end(&self, ending: &Ending) -> Result<(), ErrorData> {
         let to_object = |value: Result<Value, serde_json::Error>| match value {
             Ok(Value::Object(object)) => object,
             _ => JsonObject::new(),
@@ -390,4 +516,61 @@ impl Running {
         .await
         .map(drop)
     }
+}
+
+/// Runs a detached call to its end as a task: its result (or the protocol error its failure
+/// stands for) recorded, unless a `tasks/cancel` or the task's TTL stops it first. The body's
+/// progress becomes the task's status message. The call's client is held until then.
+pub(crate) async fn run(
+    running: Arc<Running>,
+    mut dispatch: BoxFuture<'static, ToolOutcome>,
+    client: Arc<McpPeer>,
+    wrapped: bool,
+) {
+    let deadline = tokio::time::sleep(running.ttl());
+    let cancelled = running.cancel_requested();
+    tokio::pin!(deadline, cancelled);
+    let ending = loop {
+        tokio::select! {
+            outcome = &mut dispatch => break ending_of(outcome, &client, wrapped),
+            () = &mut cancelled => break Ending::Cancelled,
+            () = &mut deadline => break Ending::Failed(ErrorData::internal_error(
+                "the task ran longer than its TTL and was stopped",
+                None,
+            )),
+            () = client.progress.ready() => {
+                let latest = client.progress.take().into_iter().rev().find_map(|report| report.message);
+                if let Some(message) = latest {
+                    running.note(message).await;
+                }
+            }
+        }
+    };
+    if let Err(error) = running.end(ending).await {
+        tracing::warn!(%error, "a task's ending could not be recorded");
+    }
+}
+
+/// How a task's call ended: a tool error is a completed task whose result says so; a failure
+/// of toolprism's own (a body that panicked), of the client's answers, or for a kind of input
+/// the client did not declare fails the task.
+fn ending_of(outcome: ToolOutcome, client: &McpPeer, wrapped: bool) -> Ending {
+    if let Some(error) = outcome.error() {
+        let code = error.code();
+        if code == Some(codes::INPUT_UNAVAILABLE)
+            && let Some(missing) = client
+                .answerer
+                .get()
+                .and_then(McpAnswerer::missing_capability)
+        {
+            return Ending::Failed(missing);
+        }
+        if code == Some(codes::INVALID_INPUT_ANSWER) {
+            return Ending::Failed(ErrorData::invalid_params(error.message.clone(), None));
+        }
+        if code == Some(codes::TOOL_PANICKED) {
+            return Ending::Failed(ErrorData::internal_error(error.message.clone(), None));
+        }
+    }
+    Ending::Completed(to_result(outcome, wrapped))
 }

@@ -60,6 +60,29 @@ async fn wait_long() -> String {
     "waited".to_owned()
 }
 
+/// Lets `work` finish.
+static FINISH: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// Works as a task, saying where it is, until the test lets it finish.
+#[tool(task = "required")]
+async fn work(cx: &ToolContext) -> String {
+    cx.progress(1.0, Some(2.0), "halfway");
+    FINISH.notified().await;
+    "worked".to_owned()
+}
+
+/// Keeps the messages of the progress it hears.
+#[derive(Default)]
+struct Heard(std::sync::Mutex<Vec<String>>);
+
+impl toolprism::context::ProgressSink for Heard {
+    fn report(&self, progress: &toolprism::context::Progress) {
+        if let Some(message) = &progress.message {
+            self.0.lock().unwrap().push(message.clone());
+        }
+    }
+}
+
 /// Answers every form with one name, and counts what it was asked.
 struct Ada(AtomicUsize);
 
@@ -85,6 +108,7 @@ async fn imported(version: ProtocolVersion) -> (McpClient, Registry) {
         .tool(Greet)
         .tool(GreetLater)
         .tool(WaitLong)
+        .tool(Work)
         .build()
         .unwrap();
     let (client_io, server_io) = tokio::io::duplex(1 << 20);
@@ -167,4 +191,33 @@ async fn a_local_call_that_times_out_cancels_the_remote_task() {
     })
     .await
     .expect("the remote task's body was dropped within 5 s");
+}
+
+#[tokio::test]
+async fn a_tasks_status_message_reaches_the_local_call_as_progress() {
+    let (_client, registry) = imported(ProtocolVersion::V_2026_07_28).await;
+    let heard = Arc::new(Heard::default());
+    let options = DispatchOptions::default().shared_progress(heard.clone());
+    let snapshot = registry.snapshot();
+    let call = tokio::spawn(async move {
+        snapshot
+            .dispatch_with(
+                ToolCall::new("c1", "work", json!({})),
+                Surface::Direct,
+                options,
+            )
+            .await
+    });
+    // The remote task's status message arrives while it works.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while heard.0.lock().unwrap().is_empty() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("the status message was heard within 10 s");
+    FINISH.notify_one();
+    let outcome = call.await.unwrap();
+    assert_eq!(outcome.value().unwrap(), &json!("worked"));
+    assert_eq!(*heard.0.lock().unwrap(), ["halfway"]);
 }

@@ -189,6 +189,7 @@ pub struct SamplingRequest {
 /// Who said a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum Role {
     /// The user.
     User,
@@ -242,7 +243,8 @@ impl SamplingRequest {
     }
 }
 
-/// What a form came back as.
+/// What a form came back as: MCP's three actions, all of them (a body matches them without a
+/// wildcard).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Elicited<T> {
     /// Filled in and sent: the content, checked against the form's schema.
@@ -255,6 +257,7 @@ pub enum Elicited<T> {
 
 /// A completion the client's model made.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Sampled {
     /// The model's text, when the completion is text.
     pub text: Option<String>,
@@ -384,8 +387,14 @@ pub(crate) fn form_schema_for<T: JsonSchema>() -> Result<Value, String> {
         Err(other) => return Err(other.to_string()),
     };
     if let Value::Object(root) = &mut inlined {
-        root.remove("$schema");
-        root.remove("$defs");
+        // A form's schema is MCP's restricted one: what else the type's schema says
+        // (`$schema`, `$defs`) has no place there.
+        root.retain(|key, _| {
+            matches!(
+                key.as_str(),
+                "type" | "title" | "description" | "properties" | "required"
+            )
+        });
         if let Some(Value::Object(properties)) = root.get_mut("properties") {
             for (name, property) in properties.iter_mut() {
                 drop_null(property);
@@ -394,10 +403,35 @@ pub(crate) fn form_schema_for<T: JsonSchema>() -> Result<Value, String> {
                         "its property `{name}` is not a string, number, boolean or enum"
                     ));
                 }
+                keep_form_keywords(property);
             }
         }
     }
     Ok(inlined)
+}
+
+/// Keeps of a property what MCP's form schemas carry for its type. A number's `format`
+/// (schemars' `uint8`, `int32`) goes: its range is in `minimum` and `maximum`, which stay.
+fn keep_form_keywords(property: &mut Value) {
+    let Value::Object(map) = property else { return };
+    let kind = map
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    map.retain(|key, value| match key.as_str() {
+        "type" | "title" | "description" | "default" => true,
+        "minimum" | "maximum" => matches!(kind.as_str(), "number" | "integer"),
+        "minLength" | "maxLength" => kind == "string",
+        // A Rust enum's choices may come without a `type` (a `oneOf` of documented consts).
+        "enum" | "enumNames" | "oneOf" => kind == "string" || kind.is_empty(),
+        "format" => {
+            kind == "string"
+                && matches!(value.as_str(), Some("email" | "uri" | "date" | "date-time"))
+        }
+        "minItems" | "maxItems" | "items" => kind == "array",
+        _ => false,
+    });
 }
 
 /// `["T", "null"]` as `T`, and a `null` branch of `anyOf` left out.

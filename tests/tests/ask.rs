@@ -170,6 +170,9 @@ async fn the_form_asked_is_the_types_schema_made_flat() {
     assert_eq!(schema["properties"]["note"]["type"], "string");
     assert_eq!(schema["required"], json!(["street", "parcels"]));
     assert!(schema.get("$schema").is_none() && schema.get("$defs").is_none());
+    // What MCP's form schemas do not carry is left out; a number's range stays.
+    assert!(schema["properties"]["parcels"].get("format").is_none());
+    assert_eq!(schema["properties"]["parcels"]["minimum"], 0);
 }
 
 #[tokio::test]
@@ -310,4 +313,37 @@ async fn an_answer_nested_past_the_depth_limit_is_refused() {
     let answerer = Scripted::new(Ok(json!({"action": "accept", "content": {"street": deep}})));
     let outcome = run(&registry, "ship", json!({}), answerer).await;
     assert_eq!(code(&outcome), Some(codes::INVALID_INPUT_ANSWER));
+}
+
+#[test]
+fn a_program_s_calls_ask_the_answerer_the_host_gave_its_run() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let registry = registry();
+        toolprism_codemode::CodeMode::new()
+            .register(&registry)
+            .unwrap();
+        let answerer = Scripted::new(Ok(json!({
+            "action": "accept",
+            "content": {"street": "2 Quai Branly", "parcels": 1},
+        })));
+        let program = "return await tools.ship({});";
+        let outcome = run(&registry, "run_code", json!({ "code": program }), answerer).await;
+        assert_eq!(
+            outcome.value().unwrap()["result"],
+            json!("1 × 2 Quai Branly")
+        );
+        // Without one, the program's call fails with the code a direct call would.
+        let alone = registry
+            .dispatch(
+                ToolCall::new("c2", "run_code", json!({ "code": program })),
+                Surface::Direct,
+            )
+            .await;
+        let message = format!("{:?}", alone.error());
+        assert!(message.contains("INPUT_UNAVAILABLE"), "{message}");
+    });
 }
