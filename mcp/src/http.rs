@@ -67,7 +67,8 @@ impl McpServer {
     /// lists by `Arc` clones (no per-request router) and state of its own.
     ///
     /// `Host` headers are checked against loopback names (rmcp's default, against DNS
-    /// rebinding); a public deployment sets its own with `configure`.
+    /// rebinding); a public deployment sets its own with `configure`. It carries no
+    /// authorization: [`serve_http`](Self::serve_http) adds it in front.
     pub fn http_service(
         &self,
         mode: HttpMode,
@@ -92,7 +93,10 @@ impl McpServer {
     }
 
     /// Binds `addr` (use [`DEFAULT_HTTP_ADDR`], or port 0 for any free port) and serves the
-    /// endpoint at [`MCP_PATH`] until [`RunningHttp::shutdown`].
+    /// endpoint at [`MCP_PATH`] until [`RunningHttp::shutdown`]. With
+    /// [`with_authorization`](Self::with_authorization), every request to the endpoint needs a
+    /// valid token, and the protected-resource metadata is served at
+    /// `/.well-known/oauth-protected-resource` (and under the endpoint's path).
     ///
     /// ```no_run
     /// use toolprism::Registry;
@@ -118,6 +122,16 @@ impl McpServer {
                 .with_sse_keep_alive(None)
         });
         let router = axum::Router::new().nest_service(MCP_PATH, service);
+        #[cfg(feature = "auth")]
+        let router = match self.authorization() {
+            Some(auth) => router
+                .layer(axum::middleware::from_fn_with_state(
+                    auth.clone(),
+                    crate::auth::guard,
+                ))
+                .merge(crate::auth::metadata_routes(&auth, MCP_PATH)),
+            None => router,
+        };
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let stop = shutdown.clone();

@@ -2,6 +2,8 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+#[cfg(feature = "auth")]
+mod auth;
 mod client;
 mod client_input;
 mod content;
@@ -21,6 +23,11 @@ mod server;
 mod task_store;
 mod tasks;
 
+#[cfg(feature = "auth")]
+pub use auth::{
+    AuthSetupError, Authorization, Caller, JwtValidator, MAX_TOKEN_BYTES, TokenError,
+    TokenValidator,
+};
 pub use client::{
     ClientError, ImportOptions, MAX_IMPORTED_TOOLS, MAX_LISTING_BYTES, McpClient,
     REMOTE_TOOL_ERROR, RemoteTool, SERVER_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,

@@ -113,6 +113,9 @@ struct Settings {
     tool_list_cache: (u64, CacheScope),
     /// Where calls that became tasks are kept.
     tasks: Arc<Tasks>,
+    /// What the HTTP endpoint asks of a request.
+    #[cfg(feature = "auth")]
+    authorization: Option<Arc<crate::auth::Authorization>>,
 }
 
 /// The advertised tools of one registry generation, for each protocol generation.
@@ -150,6 +153,8 @@ impl McpServer {
                     Arc::new(MemoryTaskStore::new()),
                     DEFAULT_TASK_TTL,
                 )),
+                #[cfg(feature = "auth")]
+                authorization: None,
             },
         )
     }
@@ -245,6 +250,23 @@ impl McpServer {
     pub fn with_task_store(self, store: impl TaskStore, ttl: Duration) -> Self {
         let tasks = Arc::new(Tasks::new(Arc::new(store), ttl));
         self.with_settings(|settings| settings.tasks = tasks)
+    }
+
+    /// The same server, its HTTP endpoint ([`serve_http`](Self::serve_http)) an OAuth 2.1
+    /// resource server: a request needs a token `authorization` accepts (`401` with where to
+    /// get one otherwise), a call the scopes of its tool (`403 insufficient_scope`), and a
+    /// listing shows only the tools the caller may call. A tool reads who called
+    /// (`cx.extension::<Caller>()`).
+    #[cfg(feature = "auth")]
+    #[must_use]
+    pub fn with_authorization(self, authorization: crate::auth::Authorization) -> Self {
+        let authorization = Arc::new(authorization);
+        self.with_settings(|settings| settings.authorization = Some(authorization))
+    }
+
+    #[cfg(feature = "auth")]
+    pub(crate) fn authorization(&self) -> Option<Arc<crate::auth::Authorization>> {
+        self.shared.settings.authorization.clone()
     }
 
     fn build(registry: Registry, settings: Settings) -> Self {
@@ -366,17 +388,12 @@ impl McpServer {
         // On 2026-07-28 a body that asks for input ends the round; its next state is bound to
         // these arguments, and a retry's answers are opened against them before it runs.
         let (kept_args, answers) = if current {
-            let answers = if request.request_state.is_some() || request.input_responses.is_some() {
-                input::open_answers(
-                    &self.shared.settings.states,
-                    &request.name,
-                    &args,
-                    request.request_state.as_deref(),
-                    request.input_responses,
-                )?
-            } else {
-                BTreeMap::new()
-            };
+            let answers = self.answers_of(
+                &request.name,
+                &args,
+                request.request_state.as_deref(),
+                request.input_responses,
+            )?;
             (Some(args.clone()), answers)
         } else {
             (None, BTreeMap::new())
@@ -384,6 +401,8 @@ impl McpServer {
 
         // The request's peer is moved, not cloned: a clone is some ten reference counts to
         // raise and lower again on every call.
+        #[cfg(feature = "auth")]
+        let caller = caller_of(&context);
         let RequestContext { ct, meta, peer, .. } = context;
         let progress_token = meta.get_progress_token();
         let client = Arc::new(McpPeer {
@@ -399,10 +418,13 @@ impl McpServer {
         let mut options = DispatchOptions::default()
             .shared_extension(client.clone())
             .shared_answerer(client.clone());
+        #[cfg(feature = "auth")]
+        if let Some(caller) = caller {
+            options = options.shared_extension(caller);
+        }
         // Progress is forwarded by this task, between polls of the dispatch: no task is spawned
-        // per call (rmcp's own client sends a token with every request).
-        // A call that may become a task keeps its reports without a token too: they become
-        // the task's status message.
+        // per call. A call that may become a task keeps its reports without a token too: they
+        // become the task's status message.
         let mut progress = None;
         if progress_token.is_some() || takes_tasks {
             options = options.shared_progress(client.clone());
@@ -455,6 +477,20 @@ impl McpServer {
             Driven::Ended(outcome) => self.respond(&client, outcome, &round),
             Driven::Cancelled | Driven::Detached => Err(cancelled_by_client()),
         }
+    }
+
+    /// The answers a 2026-07-28 retry carries (none for a first round).
+    fn answers_of(
+        &self,
+        tool: &str,
+        args: &Value,
+        state: Option<&str>,
+        responses: Option<BTreeMap<String, Value>>,
+    ) -> Result<BTreeMap<String, Value>, ErrorData> {
+        if state.is_none() && responses.is_none() {
+            return Ok(BTreeMap::new());
+        }
+        input::open_answers(&self.shared.settings.states, tool, args, state, responses)
     }
 
     /// What a call that ended answers: its result, the next round of input it needs
@@ -629,6 +665,38 @@ async fn drive<F: Future<Output = ToolOutcome> + ?Sized>(
         Box::pin(send_progress(&client.peer, progress)).await;
     }
     Driven::Ended(outcome)
+}
+
+impl McpServer {
+    /// The tools of a listing the request's caller may call: all of them, unless the endpoint
+    /// is authorized and the caller lacks a tool's scopes.
+    #[cfg_attr(
+        not(feature = "auth"),
+        expect(clippy::unused_self, reason = "it reads the authorization, a feature")
+    )]
+    fn callable(&self, tools: &[Tool], context: &RequestContext<RoleServer>) -> Vec<Tool> {
+        #[cfg(feature = "auth")]
+        if let (Some(auth), Some(caller)) = (self.authorization(), caller_of(context)) {
+            return tools
+                .iter()
+                .filter(|tool| auth.missing_scopes(&tool.name, &caller).is_empty())
+                .cloned()
+                .collect();
+        }
+        let _ = context;
+        tools.to_vec()
+    }
+}
+
+/// Who made an HTTP request, as the authorization in front of the endpoint found.
+#[cfg(feature = "auth")]
+fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<crate::auth::Caller>> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()?
+        .extensions
+        .get::<Arc<crate::auth::Caller>>()
+        .cloned()
 }
 
 fn cancelled_by_client() -> ErrorData {
@@ -840,11 +908,20 @@ impl ServerHandler for McpServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let lists = self.lists();
-        if !is_current(&context.meta, &context.peer) {
-            return Ok(ListToolsResult::with_all_items(lists.legacy.clone()));
+        let current = is_current(&context.meta, &context.peer);
+        let tools = self.callable(
+            if current {
+                &lists.current
+            } else {
+                &lists.legacy
+            },
+            &context,
+        );
+        if !current {
+            return Ok(ListToolsResult::with_all_items(tools));
         }
         let (ttl, scope) = self.shared.settings.tool_list_cache;
-        let mut result = ListToolsResult::with_all_items(lists.current.clone());
+        let mut result = ListToolsResult::with_all_items(tools);
         result.ttl_ms = Some(ttl);
         result.cache_scope = Some(scope);
         Ok(result)

@@ -3,6 +3,7 @@
 //! ```text
 //! cargo run -p toolprism-examples --bin mcp_server -- [--root DIR] [--http [ADDR]] [--stateless]
 //!     [--max-lines N] [--max-bytes N] [--output-dir DIR] [--demo]
+//!     [--issuer URL --resource URL [--scope TOOL=SCOPE]...]
 //! ```
 //!
 //! - `--root`: the workspace the file tools are confined to (default: the current directory);
@@ -10,6 +11,9 @@
 //!   stdio; `--stateless` keeps no sessions, for replicas behind a load balancer;
 //! - `--max-lines`, `--max-bytes`: bound what the model sees; the rest is retained under
 //!   `--output-dir` and readable as a `toolprism://output/…` resource;
+//! - `--issuer`, `--resource`: over HTTP, an OAuth 2.1 resource server: every request needs a
+//!   JWT access token of the issuer for the resource (this endpoint's URL as clients reach
+//!   it); `--scope write=files:write` makes a tool need a scope too;
 //! - `--demo`: adds `count_to`, which reports progress and returns a bare integer, and
 //!   `greet`, which asks the user a form (elicitation) before it answers, as a task for a
 //!   client that takes tasks.
@@ -21,7 +25,7 @@ use toolprism::ask::Elicited;
 use toolprism::bound::{BoundLimits, FsOutputStore};
 use toolprism::prelude::*;
 use toolprism_examples::tools::{Workspace, register_all};
-use toolprism_mcp::{DEFAULT_HTTP_ADDR, HttpMode, McpServer, OutputResources};
+use toolprism_mcp::{Authorization, DEFAULT_HTTP_ADDR, HttpMode, McpServer, OutputResources};
 
 /// Counts from 1 to `to`, reporting progress at each step; returns `to`.
 #[tool]
@@ -68,6 +72,10 @@ struct Options {
     limits: BoundLimits,
     output_dir: Option<PathBuf>,
     demo: bool,
+    issuer: Option<String>,
+    resource: Option<String>,
+    /// (tool, scope) pairs.
+    scopes: Vec<(String, String)>,
 }
 
 fn parse() -> Result<Options, String> {
@@ -78,6 +86,9 @@ fn parse() -> Result<Options, String> {
         limits: BoundLimits::default(),
         output_dir: None,
         demo: false,
+        issuer: None,
+        resource: None,
+        scopes: Vec::new(),
     };
     let mut args = std::env::args().skip(1).peekable();
     while let Some(arg) = args.next() {
@@ -107,6 +118,15 @@ fn parse() -> Result<Options, String> {
             }
             "--output-dir" => options.output_dir = Some(PathBuf::from(value("--output-dir")?)),
             "--demo" => options.demo = true,
+            "--issuer" => options.issuer = Some(value("--issuer")?),
+            "--resource" => options.resource = Some(value("--resource")?),
+            "--scope" => {
+                let pair = value("--scope")?;
+                let (tool, scope) = pair
+                    .split_once('=')
+                    .ok_or(format!("--scope {pair}: expected TOOL=SCOPE"))?;
+                options.scopes.push((tool.to_owned(), scope.to_owned()));
+            }
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -126,8 +146,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if options.demo {
         builder = builder.tool(CountTo).tool(Greet);
     }
-    let server = McpServer::new(builder.build()?)
+    let mut server = McpServer::new(builder.build()?)
         .with_implementation("toolprism-coding-tools", env!("CARGO_PKG_VERSION"));
+    match (&options.issuer, &options.resource) {
+        (Some(issuer), Some(resource)) => {
+            let mut authorization = Authorization::jwt(issuer, resource).await?;
+            for (tool, scope) in &options.scopes {
+                authorization = authorization.require_scope(tool, scope);
+            }
+            server = server.with_authorization(authorization);
+        }
+        (None, None) => {}
+        _ => return Err("--issuer and --resource go together".into()),
+    }
     match options.http {
         None => server.serve_stdio().await?,
         Some(addr) => {

@@ -1,0 +1,23 @@
+// A loopback OAuth 2 authorization server for the tests (oauth2-mock-server): prints one JSON
+// line, {"issuer", "port"}, then serves until killed. Tokens come from POST /token with
+// grant_type=client_credentials; what the tests need of them is said in the form:
+//   resource=URL      the audience (RFC 8707; the mock itself ignores `resource`)
+//   expires_in=SECS   the expiry, from now (negative: already expired)
+//   not_before_in=SECS  `nbf`, from now
+import { OAuth2Server, Events } from 'oauth2-mock-server';
+
+const server = new OAuth2Server();
+await server.issuer.keys.generate('RS256');
+server.service.on(Events.BeforeTokenSigning, (token, req) => {
+  const form = req.body ?? {};
+  const now = Math.floor(Date.now() / 1000);
+  if (typeof form.resource === 'string' && token.payload.aud === undefined) {
+    token.payload.aud = form.resource;
+  }
+  if (form.expires_in !== undefined) token.payload.exp = now + Number(form.expires_in);
+  if (form.not_before_in !== undefined) token.payload.nbf = now + Number(form.not_before_in);
+  token.payload.sub = form.client_id ?? 'test-client';
+});
+await server.start(0, '127.0.0.1');
+console.log(JSON.stringify({ issuer: server.issuer.url, port: server.address().port }));
+process.on('SIGTERM', async () => { await server.stop(); process.exit(0); });
