@@ -92,6 +92,25 @@ pub struct ImportOptions {
     pub namespace: Option<Namespace>,
     /// Defer every imported tool: left out of the first request, found through tool search.
     pub defer_loading: bool,
+    /// The access token sent to a server reached over HTTP (`Authorization: Bearer …`).
+    pub bearer_token: Option<BearerToken>,
+}
+
+/// An access token, kept out of every `Debug` print and log.
+#[derive(Clone)]
+pub struct BearerToken(String);
+
+impl BearerToken {
+    /// The token as sent.
+    pub fn secret(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken(…)")
+    }
 }
 
 impl Default for ImportOptions {
@@ -103,6 +122,7 @@ impl Default for ImportOptions {
             protocol_version: None,
             namespace: None,
             defer_loading: false,
+            bearer_token: None,
         }
     }
 }
@@ -140,6 +160,14 @@ impl ImportOptions {
     #[must_use]
     pub fn defer_loading(mut self, defer: bool) -> Self {
         self.defer_loading = defer;
+        self
+    }
+
+    /// The same options, sending this access token to a server reached over HTTP (one the host
+    /// got from the server's authorization server).
+    #[must_use]
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.bearer_token = Some(BearerToken(token.into()));
         self
     }
 
@@ -339,7 +367,12 @@ impl McpClient {
     /// Speaks MCP over streamable HTTP to `url`.
     #[cfg(feature = "http-client")]
     pub async fn connect_http(url: &str, options: ImportOptions) -> Result<Self, ClientError> {
-        let transport = rmcp::transport::StreamableHttpClientTransport::from_uri(url.to_owned());
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        if let Some(token) = &options.bearer_token {
+            config = config.auth_header(token.secret().to_owned());
+        }
+        let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
         Self::connect(transport, options).await
     }
 

@@ -29,7 +29,7 @@ pub use auth::{
     TokenValidator,
 };
 pub use client::{
-    ClientError, ImportOptions, MAX_IMPORTED_TOOLS, MAX_LISTING_BYTES, McpClient,
+    BearerToken, ClientError, ImportOptions, MAX_IMPORTED_TOOLS, MAX_LISTING_BYTES, McpClient,
     REMOTE_TOOL_ERROR, RemoteTool, SERVER_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,
 };
 pub use client_input::{MAX_INPUT_ASKS, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};

@@ -14,7 +14,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 use toolprism::prelude::*;
-use toolprism_mcp::{Authorization, Caller, HttpMode, JwtValidator, McpServer, RunningHttp};
+use toolprism_mcp::{
+    Authorization, Caller, HttpMode, ImportOptions, JwtValidator, McpClient, McpServer, RunningHttp,
+};
 
 /// The authorization server, stopped when dropped.
 struct Issuer {
@@ -336,4 +338,32 @@ async fn an_issuer_whose_keys_never_come_is_an_error_not_a_hang() {
     .await
     .unwrap_err();
     assert!(error.to_string().contains("jwks"), "{error}");
+}
+
+#[tokio::test]
+async fn the_client_imports_from_a_protected_server_with_the_hosts_token() {
+    let issuer = start_issuer();
+    let (_running, resource) = protected(&issuer).await;
+    let read = token(&issuer, &[("scope", "mcp:read"), ("resource", &resource)]).await;
+
+    let refused = McpClient::connect_http(&resource, ImportOptions::default()).await;
+    assert!(refused.is_err(), "without a token the server refuses");
+
+    let options = ImportOptions::default().bearer_token(read.clone());
+    assert!(
+        !format!("{options:?}").contains(&read),
+        "the token is never printed"
+    );
+    let client = McpClient::connect_http(&resource, options).await.unwrap();
+    let local = Registry::builder().build().unwrap();
+    let imported = client.import_into(&local).await.unwrap();
+    let names: Vec<&str> = imported
+        .iter()
+        .map(|tool| tool.local_name.as_str())
+        .collect();
+    assert_eq!(names, ["whoami"], "only what the token may call is listed");
+    let outcome = local
+        .dispatch(ToolCall::new("c1", "whoami", json!({})), Surface::Direct)
+        .await;
+    assert_eq!(outcome.value().unwrap(), &json!("ada with mcp:read"));
 }
