@@ -25,8 +25,8 @@ mod tasks;
 
 #[cfg(feature = "auth")]
 pub use auth::{
-    AuthSetupError, Authorization, Caller, JwtValidator, MAX_TOKEN_BYTES, TokenError,
-    TokenValidator,
+    AuthSetupError, Authorization, Caller, IntrospectionValidator, JwtValidator, MAX_TOKEN_BYTES,
+    TokenError, TokenValidator,
 };
 pub use client::{
     BearerToken, ClientError, ImportOptions, MAX_IMPORTED_TOOLS, MAX_LISTING_BYTES, McpClient,

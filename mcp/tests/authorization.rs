@@ -15,7 +15,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 use toolprism::prelude::*;
 use toolprism_mcp::{
-    Authorization, Caller, HttpMode, ImportOptions, JwtValidator, McpClient, McpServer, RunningHttp,
+    Authorization, Caller, HttpMode, ImportOptions, IntrospectionValidator, JwtValidator,
+    McpClient, McpServer, RunningHttp,
 };
 
 /// The authorization server, stopped when dropped.
@@ -366,4 +367,48 @@ async fn the_client_imports_from_a_protected_server_with_the_hosts_token() {
         .dispatch(ToolCall::new("c1", "whoami", json!({})), Surface::Direct)
         .await;
     assert_eq!(outcome.value().unwrap(), &json!("ada with mcp:read"));
+}
+
+#[tokio::test]
+async fn an_opaque_token_is_asked_about_at_the_issuer() {
+    let issuer = start_issuer();
+    let port = free_port();
+    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let validator = IntrospectionValidator::new(format!("{}/introspection", issuer.url), &resource);
+    let registry = Registry::builder().tool(Whoami).build().unwrap();
+    let _running = McpServer::new(registry)
+        .with_authorization(Authorization::new(&resource, &issuer.url, validator))
+        .serve_http(
+            format!("127.0.0.1:{port}").parse().unwrap(),
+            HttpMode::Stateless,
+        )
+        .await
+        .unwrap();
+    let good = token(&issuer, &[("scope", "mcp:read"), ("resource", &resource)]).await;
+    let (status, _, body) = post(
+        &resource,
+        Some(&good),
+        "tools/call",
+        json!({"name": "whoami"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["result"]["structuredContent"], "ada with mcp:read");
+
+    let elsewhere = token(&issuer, &[("resource", "http://127.0.0.1:1/mcp")]).await;
+    let expired = token(&issuer, &[("resource", &resource), ("expires_in", "-3600")]).await;
+    for (why, token) in [
+        ("never issued", "an-opaque-token-nobody-issued"),
+        ("for another resource", elsewhere.as_str()),
+        ("expired", expired.as_str()),
+    ] {
+        let (status, _, _) = post(
+            &resource,
+            Some(token),
+            "tools/call",
+            json!({"name": "whoami"}),
+        )
+        .await;
+        assert_eq!(status, 401, "{why}");
+    }
 }

@@ -4,6 +4,7 @@
 //   resource=URL      the audience (RFC 8707; the mock itself ignores `resource`)
 //   expires_in=SECS   the expiry, from now (negative: already expired)
 //   not_before_in=SECS  `nbf`, from now
+// and POST /introspection answers for the tokens it issued (RFC 7662).
 import { OAuth2Server, Events } from 'oauth2-mock-server';
 
 const server = new OAuth2Server();
@@ -17,6 +18,22 @@ server.service.on(Events.BeforeTokenSigning, (token, req) => {
   if (form.expires_in !== undefined) token.payload.exp = now + Number(form.expires_in);
   if (form.not_before_in !== undefined) token.payload.nbf = now + Number(form.not_before_in);
   token.payload.sub = form.client_id ?? 'test-client';
+});
+// RFC 7662 at /introspection: an issued token is active, with its claims; anything else is
+// not. (The mock's own /introspect calls every token active.)
+const issued = new Set();
+server.service.on(Events.BeforeResponse, (response) => {
+  if (typeof response.body?.access_token === 'string') issued.add(response.body.access_token);
+});
+server.service.addRoute('POST', '/introspection', (req, res) => {
+  const token = req.body?.token;
+  let answer = { active: false };
+  if (typeof token === 'string' && issued.has(token)) {
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+    answer = { active: true, ...claims };
+  }
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(answer));
 });
 await server.start(0, '127.0.0.1');
 console.log(JSON.stringify({ issuer: server.issuer.url, port: server.address().port }));
