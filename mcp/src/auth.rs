@@ -92,8 +92,9 @@ pub enum TokenError {
     /// valid, for another issuer or audience, with a refused algorithm).
     #[error("the token is not valid: {0}")]
     Invalid(String),
-    /// The issuer's keys could not be read.
-    #[error("the issuer's keys could not be read: {0}")]
+    /// The issuer could not be asked (its introspection endpoint failed): `503`, not the
+    /// token's fault.
+    #[error("the issuer could not be asked: {0}")]
     Unavailable(String),
 }
 
@@ -622,6 +623,11 @@ pub(crate) async fn guard(
     };
     let caller = match auth.validator.validate(token).await {
         Ok(caller) => caller,
+        // Not the token's fault: the client may try again, with the same token.
+        Err(error @ TokenError::Unavailable(_)) => {
+            tracing::warn!(%error, "a request's token could not be checked");
+            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+        }
         Err(error) => {
             // The reason is the server's to read; the client learns only that it was refused.
             tracing::debug!(%error, "a request's token was refused");
