@@ -8,7 +8,7 @@ use syn::{Attribute, LitStr, Path};
 
 use crate::errors::Errors;
 
-const TOOL_OPTIONS: &str = "`name`, `description`, `render`, `presentation_meta`, `struct_name`, `crate`, `title`, `read_only`, `destructive`, `idempotent`, `open_world`, `icon(...)`, `examples`, `timeout`, `defer_loading`, `callers`, `task`";
+const TOOL_OPTIONS: &str = "`name`, `description`, `render`, `presentation_meta`, `struct_name`, `crate`, `title`, `read_only`, `destructive`, `idempotent`, `open_world`, `icon(...)`, `examples`, `timeout`, `defer_loading`, `callers`, `task`, `scopes`";
 
 /// The hints a tool may state, as flags.
 const HINTS: [&str; 4] = ["read_only", "destructive", "idempotent", "open_world"];
@@ -43,6 +43,8 @@ pub(crate) struct AboutAttr {
     pub(crate) callers: Option<LitStr>,
     /// `never`, `optional` or `required`.
     pub(crate) task: Option<LitStr>,
+    /// The OAuth scopes a caller needs.
+    pub(crate) scopes: Vec<LitStr>,
 }
 
 /// One `icon(src = "…", mime_type = "…", size = "…", theme = "…")`.
@@ -104,6 +106,7 @@ fn parse_tool_option(
         "title" => set(&mut attr.about.title, meta.value()?.parse()?, meta, errors),
         "icon" => parse_icon(&mut attr.about, meta, errors)?,
         "examples" => parse_examples(&mut attr.about, meta, errors)?,
+        "scopes" => parse_scopes(&mut attr.about, meta, errors)?,
         "timeout" => parse_timeout(&mut attr.about, meta, errors)?,
         "defer_loading" => {
             if attr.about.defer_loading.is_some() {
@@ -276,6 +279,43 @@ fn parse_examples(
             Err(problem) => {
                 errors.push_spanned(&literal, format!("this example is not JSON: {problem}"));
             }
+        }
+    }
+    Ok(())
+}
+
+/// `scopes = ["files:write"]`: OAuth scope tokens (RFC 6749: printable ASCII, no space, `"` or
+/// `\`).
+fn parse_scopes(
+    about: &mut AboutAttr,
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let array: syn::ExprArray = meta.value()?.parse()?;
+    for element in array.elems {
+        let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(literal),
+            ..
+        }) = element
+        else {
+            errors.push_spanned(
+                &element,
+                "a scope is a string literal, e.g. `\"files:write\"`",
+            );
+            continue;
+        };
+        let scope = literal.value();
+        let valid = !scope.is_empty()
+            && scope
+                .bytes()
+                .all(|byte| byte.is_ascii_graphic() && byte != b'"' && byte != b'\\');
+        if valid {
+            about.scopes.push(literal);
+        } else {
+            errors.push_spanned(
+                &literal,
+                "a scope is printable ASCII without spaces, `\"` or `\\`, e.g. `\"files:write\"`",
+            );
         }
     }
     Ok(())

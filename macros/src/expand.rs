@@ -283,7 +283,8 @@ fn about_steps(tool: &ToolFn, krate: &Path) -> TokenStream {
         );
         quote!(.with_task(#krate::__private::TaskSupport::#variant))
     });
-    quote!(#title #(#hints)* #(#icons)* #(#examples)* #timeout #defer #callers #task)
+    let scopes = about.scopes.iter().map(|scope| quote!(.with_scope(#scope)));
+    quote!(#title #(#hints)* #(#icons)* #(#examples)* #timeout #defer #callers #task #(#scopes)*)
 }
 
 /// `ToolDef::builder(name).description(text)`.

@@ -458,6 +458,8 @@ pub struct Authorization {
     issuers: Vec<String>,
     tool_scopes: HashMap<String, Vec<String>>,
     validator: Arc<dyn TokenValidator>,
+    /// The registry served, whose tools say the scopes they need (`#[tool(scopes = …)]`).
+    registry: Option<toolprism::Registry>,
 }
 
 impl std::fmt::Debug for Authorization {
@@ -483,6 +485,7 @@ impl Authorization {
             issuers: vec![authorization_server.into()],
             tool_scopes: HashMap::new(),
             validator: Arc::new(validator),
+            registry: None,
         }
     }
 
@@ -492,8 +495,9 @@ impl Authorization {
         Ok(Self::new(resource, issuer, validator))
     }
 
-    /// Calling `tool` needs `scope` too; a caller without it gets `403 insufficient_scope`
-    /// naming it, and a listing without the tool.
+    /// Calling `tool` needs `scope` too, besides those it says itself (`#[tool(scopes = …)]`);
+    /// a caller without it gets `403 insufficient_scope` naming it, and a listing without the
+    /// tool.
     #[must_use]
     pub fn require_scope(mut self, tool: &str, scope: &str) -> Self {
         self.tool_scopes
@@ -503,15 +507,43 @@ impl Authorization {
         self
     }
 
-    /// The scopes `caller` lacks to call `tool`.
-    pub(crate) fn missing_scopes(&self, tool: &str, caller: &Caller) -> Vec<&str> {
-        self.tool_scopes
-            .get(tool)
+    /// The same, for the tools of `registry`.
+    pub(crate) fn serving(mut self, registry: toolprism::Registry) -> Self {
+        self.registry = Some(registry);
+        self
+    }
+
+    /// The scopes `caller` lacks to call `tool`: those the tool says and those required here.
+    pub(crate) fn missing_scopes(&self, tool: &str, caller: &Caller) -> Vec<String> {
+        let declared = self.registry.as_ref().and_then(|registry| {
+            let snapshot = registry.snapshot();
+            snapshot
+                .definition(tool)
+                .map(|definition| definition.about().scopes.clone())
+        });
+        let mut missing: Vec<String> = declared
             .into_iter()
             .flatten()
+            .chain(self.tool_scopes.get(tool).into_iter().flatten().cloned())
             .filter(|scope| !caller.has_scope(scope))
-            .map(String::as_str)
-            .collect()
+            .collect();
+        missing.sort();
+        missing.dedup();
+        missing
+    }
+
+    /// Every scope a tool needs: those the tools say and those required here.
+    fn scopes_supported(&self) -> Vec<String> {
+        let mut scopes: Vec<String> = self.tool_scopes.values().flatten().cloned().collect();
+        if let Some(registry) = &self.registry {
+            let snapshot = registry.snapshot();
+            for definition in snapshot.definitions() {
+                scopes.extend(definition.about().scopes.iter().cloned());
+            }
+        }
+        scopes.sort();
+        scopes.dedup();
+        scopes
     }
 
     /// Where the protected-resource metadata is: at the origin, under the endpoint's path.
@@ -526,13 +558,10 @@ impl Authorization {
 
     /// The protected-resource metadata (RFC 9728).
     fn metadata(&self) -> Value {
-        let mut scopes: Vec<&String> = self.tool_scopes.values().flatten().collect();
-        scopes.sort();
-        scopes.dedup();
         json!({
             "resource": self.resource,
             "authorization_servers": self.issuers,
-            "scopes_supported": scopes,
+            "scopes_supported": self.scopes_supported(),
             "bearer_methods_supported": ["header"],
         })
     }
@@ -548,7 +577,7 @@ impl Authorization {
     }
 
     /// `403 insufficient_scope`, naming the scopes the call needs.
-    fn insufficient(&self, scopes: &[&str]) -> Response {
+    fn insufficient(&self, scopes: &[String]) -> Response {
         let challenge = format!(
             "Bearer error=\"insufficient_scope\", scope=\"{}\", resource_metadata=\"{}\"",
             scopes.join(" "),
@@ -634,7 +663,7 @@ pub(crate) async fn guard(
             return auth.unauthorized(true);
         }
     };
-    if !auth.tool_scopes.is_empty() && request.method() == Method::POST {
+    if request.method() == Method::POST {
         let (parts, body) = request.into_parts();
         let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
             return StatusCode::PAYLOAD_TOO_LARGE.into_response();

@@ -260,7 +260,7 @@ impl McpServer {
     #[cfg(feature = "auth")]
     #[must_use]
     pub fn with_authorization(self, authorization: crate::auth::Authorization) -> Self {
-        let authorization = Arc::new(authorization);
+        let authorization = Arc::new(authorization.serving(self.shared.registry.clone()));
         self.with_settings(|settings| settings.authorization = Some(authorization))
     }
 

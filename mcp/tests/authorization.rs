@@ -60,8 +60,8 @@ fn whoami(cx: &ToolContext) -> String {
     }
 }
 
-/// Deletes everything (needs `mcp:write`).
-#[tool]
+/// Deletes everything.
+#[tool(scopes = ["mcp:write"])]
 fn delete_all() -> String {
     "deleted".to_owned()
 }
@@ -78,10 +78,11 @@ fn free_port() -> u16 {
 async fn protected(issuer: &Issuer) -> (RunningHttp, String) {
     let port = free_port();
     let resource = format!("http://127.0.0.1:{port}/mcp");
+    // `delete_all` says the scope it needs itself; `whoami` needs one required here.
     let authorization = Authorization::jwt(&issuer.url, &resource)
         .await
         .unwrap()
-        .require_scope("delete_all", "mcp:write");
+        .require_scope("whoami", "mcp:read");
     let registry = Registry::builder()
         .tool(Whoami)
         .tool(DeleteAll)
@@ -186,7 +187,10 @@ async fn the_endpoint_says_where_to_get_a_token_and_takes_only_good_ones() {
                 .unwrap();
         assert_eq!(metadata["resource"], resource.as_str());
         assert_eq!(metadata["authorization_servers"], json!([issuer.url]));
-        assert_eq!(metadata["scopes_supported"], json!(["mcp:write"]));
+        assert_eq!(
+            metadata["scopes_supported"],
+            json!(["mcp:read", "mcp:write"])
+        );
     }
 
     // No token: 401, naming the metadata.
@@ -231,6 +235,18 @@ async fn the_endpoint_says_where_to_get_a_token_and_takes_only_good_ones() {
         .filter_map(|tool| tool["name"].as_str())
         .collect();
     assert_eq!(names, ["whoami"]);
+
+    // A scope required of a tool by the endpoint counts the same as one the tool says.
+    let bare = token(&issuer, &[("resource", &resource)]).await;
+    let (status, challenge, _) = post(
+        &resource,
+        Some(&bare),
+        "tools/call",
+        json!({"name": "whoami"}),
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert!(challenge.contains("scope=\"mcp:read\""), "{challenge}");
 
     // With it, the call runs.
     let write = token(

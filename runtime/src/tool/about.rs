@@ -34,6 +34,9 @@ pub struct ToolAbout {
     pub namespace: Option<Namespace>,
     /// Whether a call may run on as a task its caller polls (MCP's tasks extension).
     pub task: TaskSupport,
+    /// The OAuth scopes a caller needs (an MCP server behind authorization refuses a token
+    /// without them, and lists the tool only to one that has them).
+    pub scopes: Vec<String>,
     /// It is a tool search ([`ToolSearch`](crate::search::ToolSearch)): lowered for OpenAI
     /// Responses as its client-side `tool_search` tool.
     #[serde(skip)]
@@ -204,6 +207,18 @@ impl ToolAbout {
 
 /// Why a tool's account of itself is refused at registration.
 pub(crate) fn check(about: &ToolAbout) -> Result<(), String> {
+    for scope in &about.scopes {
+        let valid = !scope.is_empty()
+            && scope
+                .bytes()
+                .all(|byte| byte.is_ascii_graphic() && byte != b'"' && byte != b'\\');
+        if !valid {
+            return Err(format!(
+                "its scope `{}` is not printable ASCII without spaces, `\"` or `\\`",
+                crate::text::printable(scope, 80)
+            ));
+        }
+    }
     if about.hints.read_only == Some(true) && about.hints.destructive == Some(true) {
         return Err("it says it is both read-only and destructive".to_owned());
     }

@@ -277,6 +277,13 @@ impl ToolDef {
         self
     }
 
+    /// Adds an OAuth scope a caller needs (see [`ToolAbout::scopes`]).
+    #[must_use]
+    pub fn with_scope(mut self, scope: impl Into<String>) -> Self {
+        self.about.scopes.push(scope.into());
+        self
+    }
+
     /// Whether a call may run on as a task its caller polls (MCP tasks); never, by default.
     #[must_use]
     pub fn with_task(mut self, task: TaskSupport) -> Self {
