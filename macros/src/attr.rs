@@ -256,6 +256,27 @@ fn parse_icon(
     Ok(())
 }
 
+/// Reads an option's array (`["…", …]`) in order: `each` takes every string literal; an
+/// element that is not one is an error on its own span, saying `what` it should be.
+fn each_string_literal(
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+    what: &str,
+    mut each: impl FnMut(LitStr, &mut Errors),
+) -> syn::Result<()> {
+    let array: syn::ExprArray = meta.value()?.parse()?;
+    for element in array.elems {
+        match element {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(literal),
+                ..
+            }) => each(literal, errors),
+            other => errors.push_spanned(&other, what),
+        }
+    }
+    Ok(())
+}
+
 /// `examples = [r#"{…}"#, …]`: each a JSON object of arguments, checked here so that one that
 /// is not JSON is a compile error on its own span.
 fn parse_examples(
@@ -263,25 +284,20 @@ fn parse_examples(
     meta: &ParseNestedMeta<'_>,
     errors: &mut Errors,
 ) -> syn::Result<()> {
-    let array: syn::ExprArray = meta.value()?.parse()?;
-    for element in array.elems {
-        let syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(literal),
-            ..
-        }) = element
-        else {
-            errors.push_spanned(&element, "an example is a string literal holding a JSON object, e.g. `r#\"{\"path\": \"a.txt\"}\"#`");
-            continue;
-        };
-        match crate::json::check(&literal.value()) {
+    let what =
+        "an example is a string literal holding a JSON object, e.g. `r#\"{\"path\": \"a.txt\"}\"#`";
+    each_string_literal(
+        meta,
+        errors,
+        what,
+        |literal, errors| match crate::json::check(&literal.value()) {
             Ok(true) => about.examples.push(literal),
             Ok(false) => errors.push_spanned(&literal, "an example is a JSON object of arguments"),
             Err(problem) => {
                 errors.push_spanned(&literal, format!("this example is not JSON: {problem}"));
             }
-        }
-    }
-    Ok(())
+        },
+    )
 }
 
 /// `scopes = ["files:write"]`: OAuth scope tokens (RFC 6749: printable ASCII, no space, `"` or
@@ -291,19 +307,8 @@ fn parse_scopes(
     meta: &ParseNestedMeta<'_>,
     errors: &mut Errors,
 ) -> syn::Result<()> {
-    let array: syn::ExprArray = meta.value()?.parse()?;
-    for element in array.elems {
-        let syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(literal),
-            ..
-        }) = element
-        else {
-            errors.push_spanned(
-                &element,
-                "a scope is a string literal, e.g. `\"files:write\"`",
-            );
-            continue;
-        };
+    let what = "a scope is a string literal, e.g. `\"files:write\"`";
+    each_string_literal(meta, errors, what, |literal, errors| {
         let scope = literal.value();
         let valid = !scope.is_empty()
             && scope
@@ -317,8 +322,7 @@ fn parse_scopes(
                 "a scope is printable ASCII without spaces, `\"` or `\\`, e.g. `\"files:write\"`",
             );
         }
-    }
-    Ok(())
+    })
 }
 
 /// `30s`, `500ms`, `2m`, `1h`: milliseconds, more than zero.

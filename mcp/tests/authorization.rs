@@ -76,8 +76,7 @@ fn free_port() -> u16 {
 }
 
 async fn protected(issuer: &Issuer) -> (RunningHttp, String) {
-    let port = free_port();
-    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let (port, resource) = endpoint();
     // `delete_all` says the scope it needs itself; `whoami` needs one required here.
     let authorization = Authorization::jwt(&issuer.url, &resource)
         .await
@@ -88,15 +87,25 @@ async fn protected(issuer: &Issuer) -> (RunningHttp, String) {
         .tool(DeleteAll)
         .build()
         .unwrap();
-    let running = McpServer::new(registry)
+    (serve(port, registry, authorization).await, resource)
+}
+
+/// A free loopback port, and the URL of an endpoint there.
+fn endpoint() -> (u16, String) {
+    let port = free_port();
+    (port, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+/// `registry` served statelessly on `port`, behind `authorization`.
+async fn serve(port: u16, registry: Registry, authorization: Authorization) -> RunningHttp {
+    McpServer::new(registry)
         .with_authorization(authorization)
         .serve_http(
             format!("127.0.0.1:{port}").parse().unwrap(),
             HttpMode::Stateless,
         )
         .await
-        .unwrap();
-    (running, resource)
+        .unwrap()
 }
 
 /// A token of `issuer`, the form saying what it should hold.
@@ -388,18 +397,11 @@ async fn the_client_imports_from_a_protected_server_with_the_hosts_token() {
 #[tokio::test]
 async fn an_opaque_token_is_asked_about_at_the_issuer() {
     let issuer = start_issuer();
-    let port = free_port();
-    let resource = format!("http://127.0.0.1:{port}/mcp");
+    let (port, resource) = endpoint();
     let validator = IntrospectionValidator::new(format!("{}/introspection", issuer.url), &resource);
     let registry = Registry::builder().tool(Whoami).build().unwrap();
-    let _running = McpServer::new(registry)
-        .with_authorization(Authorization::new(&resource, &issuer.url, validator))
-        .serve_http(
-            format!("127.0.0.1:{port}").parse().unwrap(),
-            HttpMode::Stateless,
-        )
-        .await
-        .unwrap();
+    let authorization = Authorization::new(&resource, &issuer.url, validator);
+    let _running = serve(port, registry, authorization).await;
     let good = token(&issuer, &[("scope", "mcp:read"), ("resource", &resource)]).await;
     let (status, _, body) = post(
         &resource,
@@ -427,4 +429,19 @@ async fn an_opaque_token_is_asked_about_at_the_issuer() {
         .await;
         assert_eq!(status, 401, "{why}");
     }
+    // An issuer that cannot be asked is the server's trouble, not the token's: 503.
+    let (port, resource) = endpoint();
+    let nowhere = format!("http://127.0.0.1:{}/introspection", free_port());
+    let validator = IntrospectionValidator::new(nowhere, &resource);
+    let registry = Registry::builder().tool(Whoami).build().unwrap();
+    let authorization = Authorization::new(&resource, &issuer.url, validator);
+    let _cut_off = serve(port, registry, authorization).await;
+    let (status, _, _) = post(
+        &resource,
+        Some(&good),
+        "tools/call",
+        json!({"name": "whoami"}),
+    )
+    .await;
+    assert_eq!(status, 503);
 }
