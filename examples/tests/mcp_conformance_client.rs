@@ -79,3 +79,65 @@ fn the_client_answers_a_servers_form_through_the_local_calls_answerer() {
         "{report}"
     );
 }
+
+/// The suite's authorization scenarios scored at both versions: discovery (protected-resource
+/// metadata by path, root or challenge; the authorization server's by both well-known
+/// documents), registration (pre-registered, metadata document, dynamic), scope selection,
+/// step-up and its retry limit, the token endpoint's client authentication.
+const AUTH_SCENARIOS: [&str; 14] = [
+    "metadata-default",
+    "metadata-var1",
+    "metadata-var2",
+    "metadata-var3",
+    "basic-cimd",
+    "scope-from-www-authenticate",
+    "scope-from-scopes-supported",
+    "scope-omitted-when-undefined",
+    "scope-step-up",
+    "scope-retry-limit",
+    "token-endpoint-auth-basic",
+    "token-endpoint-auth-post",
+    "token-endpoint-auth-none",
+    "pre-registration",
+];
+
+/// Scored at 2026-07-28 only: a resource that is not this server's, `offline_access`, an
+/// authorization server that moved, and the issuer checks of the authorization response
+/// (several of which the client must refuse: the suite fails a client that goes on).
+const AUTH_SCENARIOS_2026: [&str; 11] = [
+    "resource-mismatch",
+    "offline-access-scope",
+    "offline-access-not-supported",
+    "authorization-server-migration",
+    "iss-supported",
+    "iss-not-advertised",
+    "iss-supported-missing",
+    "iss-wrong-issuer",
+    "iss-unexpected",
+    "iss-normalized",
+    "metadata-issuer-mismatch",
+];
+
+#[test]
+fn the_client_authorizes_at_a_protected_server_as_every_auth_scenario_asks() {
+    let client = format!(
+        "{} --oauth --client-metadata-url https://conformance-test.local/client-metadata.json --call test-tool",
+        env!("CARGO_BIN_EXE_mcp_client")
+    );
+    let runs = AUTH_SCENARIOS
+        .iter()
+        .flat_map(|scenario| [(*scenario, "2025-11-25"), (*scenario, "2026-07-28")])
+        .chain(
+            AUTH_SCENARIOS_2026
+                .iter()
+                .map(|scenario| (*scenario, "2026-07-28")),
+        );
+    let mut failed = Vec::new();
+    for (scenario, version) in runs {
+        let (passed, report) = run(&format!("auth/{scenario}"), version, &client);
+        if !passed || !report.contains("OVERALL: PASSED") {
+            failed.push(format!("auth/{scenario} at {version}:\n{report}"));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n\n"));
+}

@@ -94,6 +94,10 @@ pub struct ImportOptions {
     pub defer_loading: bool,
     /// The access token sent to a server reached over HTTP (`Authorization: Bearer …`).
     pub bearer_token: Option<BearerToken>,
+    /// Authorize with the server's authorization server when it asks (OAuth 2.1 with PKCE),
+    /// for a server reached over HTTP; see [`crate::OAuth`].
+    #[cfg(feature = "oauth-client")]
+    pub oauth: Option<crate::OAuth>,
 }
 
 /// An access token, kept out of every `Debug` print and log.
@@ -123,6 +127,8 @@ impl Default for ImportOptions {
             namespace: None,
             defer_loading: false,
             bearer_token: None,
+            #[cfg(feature = "oauth-client")]
+            oauth: None,
         }
     }
 }
@@ -168,6 +174,15 @@ impl ImportOptions {
     #[must_use]
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer_token = Some(BearerToken(token.into()));
+        self
+    }
+
+    /// The same options, authorizing with the server's authorization server when it asks
+    /// (a bearer token given too is sent first).
+    #[cfg(feature = "oauth-client")]
+    #[must_use]
+    pub fn oauth(mut self, oauth: crate::OAuth) -> Self {
+        self.oauth = Some(oauth);
         self
     }
 
@@ -371,6 +386,13 @@ impl McpClient {
         let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
         if let Some(token) = &options.bearer_token {
             config = config.auth_header(token.secret().to_owned());
+        }
+        #[cfg(feature = "oauth-client")]
+        if let Some(oauth) = options.oauth.clone() {
+            let http = crate::client_auth::OAuthHttpClient::new(reqwest::Client::new(), url, oauth);
+            let transport =
+                rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
+            return Self::connect(transport, options).await;
         }
         let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
         Self::connect(transport, options).await

@@ -5,6 +5,8 @@
 #[cfg(feature = "auth")]
 mod auth;
 mod client;
+#[cfg(feature = "oauth-client")]
+mod client_auth;
 mod client_input;
 mod content;
 mod host;
@@ -32,6 +34,8 @@ pub use client::{
     BearerToken, ClientError, ImportOptions, MAX_IMPORTED_TOOLS, MAX_LISTING_BYTES, McpClient,
     REMOTE_TOOL_ERROR, RemoteTool, SERVER_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,
 };
+#[cfg(feature = "oauth-client")]
+pub use client_auth::{Authorizer, FollowRedirect, MAX_AUTHORIZATIONS, OAuth};
 pub use client_input::{MAX_INPUT_ASKS, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};
 #[cfg(feature = "http-server")]
 pub use http::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};

@@ -15,8 +15,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::{Value, json};
 use toolprism::prelude::*;
 use toolprism_mcp::{
-    Authorization, Caller, HttpMode, ImportOptions, IntrospectionValidator, JwtValidator,
-    McpClient, McpServer, RunningHttp,
+    Authorization, Caller, FollowRedirect, HttpMode, ImportOptions, IntrospectionValidator,
+    JwtValidator, McpClient, McpServer, OAuth, RunningHttp,
 };
 
 /// The authorization server, stopped when dropped.
@@ -444,4 +444,35 @@ async fn an_opaque_token_is_asked_about_at_the_issuer() {
     )
     .await;
     assert_eq!(status, 503);
+}
+
+#[tokio::test]
+async fn the_client_authorizes_itself_with_the_authorization_code_flow() {
+    let issuer = start_issuer();
+    let (_running, resource) = protected(&issuer).await;
+    // The mock grants at once: the authorization URL redirects straight back with a code.
+    let oauth = OAuth::new(
+        "http://127.0.0.1:9/callback",
+        FollowRedirect::new().unwrap(),
+    )
+    .client_id("ada", None)
+    .scopes(["mcp:read"]);
+    let client = McpClient::connect_http(&resource, ImportOptions::default().oauth(oauth))
+        .await
+        .unwrap();
+    let local = Registry::builder().build().unwrap();
+    let imported = client.import_into(&local).await.unwrap();
+    let names: Vec<&str> = imported
+        .iter()
+        .map(|tool| tool.local_name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["whoami"],
+        "the token holds the scope asked for, no more"
+    );
+    let outcome = local
+        .dispatch(ToolCall::new("c1", "whoami", json!({})), Surface::Direct)
+        .await;
+    assert_eq!(outcome.value().unwrap(), &json!("ada with mcp:read"));
 }
