@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo run -p toolprism-examples --bin mcp_server -- [--root DIR] [--http [ADDR]] [--stateless]
-//!     [--max-lines N] [--max-bytes N] [--output-dir DIR] [--demo]
+//!     [--max-lines N] [--max-bytes N] [--output-dir DIR | --store s3://BUCKET[/PREFIX]] [--demo]
 //!     [--issuer URL --resource URL [--scope TOOL=SCOPE]...]
 //! ```
 //!
@@ -11,6 +11,10 @@
 //!   stdio; `--stateless` keeps no sessions, for replicas behind a load balancer;
 //! - `--max-lines`, `--max-bytes`: bound what the model sees; the rest is retained under
 //!   `--output-dir` and readable as a `toolprism://output/…` resource;
+//! - `--store s3://BUCKET/PREFIX`: retained output and task records kept in S3 instead, so that
+//!   every replica behind a load balancer reads what any other wrote; the bucket is reached as
+//!   the usual environment says (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
+//!   and `AWS_ENDPOINT` with `AWS_ALLOW_HTTP=true` for an S3-compatible server);
 //! - `--issuer`, `--resource`: over HTTP, an OAuth 2.1 resource server: every request needs a
 //!   JWT access token of the issuer for the resource (this endpoint's URL as clients reach
 //!   it); `--scope write=files:write` makes a tool need a scope too;
@@ -20,12 +24,16 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use toolprism::ask::Elicited;
 use toolprism::bound::{BoundLimits, FsOutputStore};
 use toolprism::prelude::*;
 use toolprism_examples::tools::{Workspace, register_all};
-use toolprism_mcp::{Authorization, DEFAULT_HTTP_ADDR, HttpMode, McpServer, OutputResources};
+use toolprism_mcp::{
+    Authorization, DEFAULT_HTTP_ADDR, DEFAULT_TASK_TTL, HttpMode, McpServer, ObjectOutputStore,
+    ObjectTaskStore, OutputResources,
+};
 
 /// Counts from 1 to `to`, reporting progress at each step; returns `to`.
 #[tool]
@@ -71,6 +79,8 @@ struct Options {
     stateless: bool,
     limits: BoundLimits,
     output_dir: Option<PathBuf>,
+    /// `s3://BUCKET[/PREFIX]`.
+    store: Option<String>,
     demo: bool,
     issuer: Option<String>,
     resource: Option<String>,
@@ -85,6 +95,7 @@ fn parse() -> Result<Options, String> {
         stateless: false,
         limits: BoundLimits::default(),
         output_dir: None,
+        store: None,
         demo: false,
         issuer: None,
         resource: None,
@@ -117,6 +128,7 @@ fn parse() -> Result<Options, String> {
                     .map_err(|e| format!("--max-bytes: {e}"))?;
             }
             "--output-dir" => options.output_dir = Some(PathBuf::from(value("--output-dir")?)),
+            "--store" => options.store = Some(value("--store")?),
             "--demo" => options.demo = true,
             "--issuer" => options.issuer = Some(value("--issuer")?),
             "--resource" => options.resource = Some(value("--resource")?),
@@ -137,17 +149,26 @@ fn parse() -> Result<Options, String> {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = parse()?;
     let workspace = Workspace::new(&options.root)?;
-    let store = options
-        .output_dir
-        .map_or_else(FsOutputStore::default, FsOutputStore::new);
-    let mut builder = register_all(Registry::builder(), &workspace)
-        .limits(options.limits)
-        .output_store(OutputResources::new(store));
+    let mut builder = register_all(Registry::builder(), &workspace).limits(options.limits);
+    let s3 = options.store.as_deref().map(s3_bucket).transpose()?;
+    builder = match (&s3, options.output_dir) {
+        (Some(_), Some(_)) => return Err("--store and --output-dir are either or".into()),
+        (Some((bucket, prefix)), None) => builder.output_store(OutputResources::new(
+            ObjectOutputStore::new(bucket.clone(), format!("{prefix}/outputs")),
+        )),
+        (None, dir) => builder.output_store(OutputResources::new(
+            dir.map_or_else(FsOutputStore::default, FsOutputStore::new),
+        )),
+    };
     if options.demo {
         builder = builder.tool(CountTo).tool(Greet);
     }
     let mut server = McpServer::new(builder.build()?)
         .with_implementation("toolprism-coding-tools", env!("CARGO_PKG_VERSION"));
+    if let Some((bucket, prefix)) = s3 {
+        let tasks = ObjectTaskStore::new(bucket, format!("{prefix}/tasks"));
+        server = server.with_task_store(tasks, DEFAULT_TASK_TTL);
+    }
     match (&options.issuer, &options.resource) {
         (Some(issuer), Some(resource)) => {
             let mut authorization = Authorization::jwt(issuer, resource).await?;
@@ -174,4 +195,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// The bucket `url` (`s3://BUCKET[/PREFIX]`) names, configured from the environment, and the
+/// prefix under which this server keeps its objects.
+fn s3_bucket(url: &str) -> Result<(Arc<dyn object_store::ObjectStore>, String), String> {
+    let path = url
+        .strip_prefix("s3://")
+        .ok_or(format!("--store {url}: expected s3://BUCKET[/PREFIX]"))?;
+    let (bucket, prefix) = path.split_once('/').unwrap_or((path, ""));
+    let s3 = object_store::aws::AmazonS3Builder::from_env()
+        .with_bucket_name(bucket)
+        .build()
+        .map_err(|error| format!("--store {url}: {error}"))?;
+    Ok((Arc::new(s3), prefix.trim_matches('/').to_owned()))
 }
