@@ -3,6 +3,7 @@
 //! S3-compatible server, from PyPI: `scripts/s3-server`) through `object_store`. Everything
 //! listens on loopback and is started here; the scripts install what they run on first use.
 
+use std::fmt::Write as _;
 use std::io::{BufRead as _, BufReader};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
@@ -110,17 +111,14 @@ fn start_balancer(replicas: &[&str], dir: &Path) -> (Process, String) {
         .local_addr()
         .unwrap()
         .port();
-    let servers: String = replicas
-        .iter()
-        .enumerate()
-        .map(|(index, url)| {
-            let address = url
-                .strip_prefix("http://")
-                .and_then(|rest| rest.strip_suffix("/mcp"))
-                .unwrap();
-            format!("    server replica{index} {address}\n")
-        })
-        .collect();
+    let mut servers = String::new();
+    for (index, url) in replicas.iter().enumerate() {
+        let address = url
+            .strip_prefix("http://")
+            .and_then(|rest| rest.strip_suffix("/mcp"))
+            .unwrap();
+        writeln!(servers, "    server replica{index} {address}").unwrap();
+    }
     let config = format!(
         "global
     maxconn 512
@@ -215,7 +213,9 @@ async fn call(http: &reqwest::Client, url: &str, tool: &str, arguments: Value) -
 /// The `toolprism://output/…` URI a bounded result names.
 fn retained_uri(result: &Value) -> String {
     let text = result["result"]["content"][0]["text"].as_str().unwrap();
-    let start = text.find("toolprism://output/").expect("output was retained");
+    let start = text
+        .find("toolprism://output/")
+        .expect("output was retained");
     text[start..]
         .split(|c: char| c.is_whitespace() || c == ';')
         .next()
@@ -237,7 +237,10 @@ async fn replicas_behind_a_balancer_share_output_in_s3_and_survive_one_killed() 
     let bucket = "toolprism-replicas";
     let (_s3, s3) = start_s3(bucket);
     let workspace = tempfile::tempdir().unwrap();
-    let rows: String = (1..=500).map(|row| format!("row {row}\n")).collect();
+    let rows = (1..=500).fold(String::new(), |mut rows, row| {
+        writeln!(rows, "row {row}").unwrap();
+        rows
+    });
     std::fs::write(workspace.path().join("big.txt"), rows).unwrap();
     let mut replicas: Vec<_> = (0..3)
         .map(|_| start_replica(&s3, bucket, workspace.path()))
@@ -251,7 +254,10 @@ async fn replicas_behind_a_balancer_share_output_in_s3_and_survive_one_killed() 
     let uri = retained_uri(&spilled);
     for url in [&urls[0], &urls[2]] {
         let full = read_resource(&http, url, &uri).await;
-        assert!(full.contains("row 1\n") && full.contains("row 500"), "{full}");
+        assert!(
+            full.contains("row 1\n") && full.contains("row 500"),
+            "{full}"
+        );
     }
 
     let (_balancer, balanced) = start_balancer(
@@ -282,7 +288,10 @@ async fn replicas_behind_a_balancer_share_output_in_s3_and_survive_one_killed() 
             .ok()
     };
     while (0..calls).any(|n| running_on(n).is_none()) {
-        assert!(started.elapsed() < Duration::from_secs(60), "calls never ran");
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "calls never ran"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let killed_pid = replicas[1].2;
@@ -299,7 +308,10 @@ async fn replicas_behind_a_balancer_share_output_in_s3_and_survive_one_killed() 
     while let Some(joined) = wave.join_next().await {
         let (n, (status, body)) = joined.unwrap();
         if on_killed.contains(&n) {
-            assert!(status >= 500, "call {n} on the killed replica: {status} {body}");
+            assert!(
+                status >= 500,
+                "call {n} on the killed replica: {status} {body}"
+            );
         } else {
             assert_eq!(status, 200, "call {n}: {body}");
             let out = &body["result"]["structuredContent"]["stdout"];

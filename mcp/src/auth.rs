@@ -29,8 +29,6 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 const REFETCH_INTERVAL: Duration = Duration::from_secs(30);
 /// How far `exp` and `nbf` may be off, for clocks that differ.
 const LEEWAY_SECONDS: u64 = 30;
-/// The request bodies read to find which tool a call names, at most (rmcp's own limit).
-const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// The signature algorithms accepted: asymmetric only (no `none`, no HMAC, whose secret a
 /// public key set would hand out).
 const ALGORITHMS: [Algorithm; 8] = [
@@ -674,7 +672,8 @@ pub(crate) async fn guard(
     };
     if request.method() == Method::POST {
         let (parts, body) = request.into_parts();
-        let Ok(bytes) = axum::body::to_bytes(body, MAX_BODY_BYTES).await else {
+        // Already read whole and bounded (`bounded_request`): this takes it back at once.
+        let Ok(bytes) = axum::body::to_bytes(body, crate::http::MAX_BODY_BYTES).await else {
             return StatusCode::PAYLOAD_TOO_LARGE.into_response();
         };
         if let Some(tool) = called_tool(&bytes) {

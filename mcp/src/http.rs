@@ -3,7 +3,9 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
+use axum::response::IntoResponse as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
@@ -16,6 +18,18 @@ pub const DEFAULT_HTTP_ADDR: SocketAddr =
 
 /// The path the MCP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
+
+/// How long a client has to send a request's head (line and headers), from when the connection
+/// opened or its previous response ended; a connection that sends none in time is closed.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// The most a request's head may weigh (line and headers); a bigger one is refused with `431`.
+pub const MAX_HEADER_BYTES: usize = 64 * 1024;
+/// The most headers a request may have.
+pub const MAX_HEADERS: usize = 100;
+/// How long a request body may take to arrive, whole; a slower one fails the request (`408`).
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// The biggest request body taken (rmcp's own limit); a bigger one is refused (`413`).
+pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// How the HTTP endpoint keeps (or does not keep) sessions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -132,18 +146,105 @@ impl McpServer {
                 .merge(crate::auth::metadata_routes(&auth, MCP_PATH)),
             None => router,
         };
+        // Outermost: nothing (the authorization included) waits on a request unbounded.
+        let router = router.layer(axum::middleware::from_fn(bounded_request));
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
-        let stop = shutdown.clone();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, router)
-                .with_graceful_shutdown(async move { stop.cancelled_owned().await })
-                .await
-        });
+        let task = tokio::spawn(serve_connections(listener, router, shutdown.clone()));
         Ok(RunningHttp {
             addr,
             shutdown,
             task,
         })
     }
+}
+
+/// Accepts connections until `stop`, each served over HTTP/1.1 with the head bounded in time
+/// and size; then lets the requests in flight finish.
+async fn serve_connections(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    stop: CancellationToken,
+) -> std::io::Result<()> {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT)
+        .max_buf_size(MAX_HEADER_BYTES)
+        .max_headers(MAX_HEADERS);
+    let connections = tokio_util::task::TaskTracker::new();
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // A connection reset before it was accepted is that client's trouble.
+                Err(error) if is_connection_error(&error) => continue,
+                // Out of file descriptors, say: wait rather than spin.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+            },
+            () = stop.cancelled() => break,
+        };
+        let service = hyper_util::service::TowerToHyperService::new(router.clone());
+        let connection = http
+            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+            .with_upgrades();
+        let stop = stop.clone();
+        connections.spawn(async move {
+            let mut connection = std::pin::pin!(connection);
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+    }
+    connections.close();
+    connections.wait().await;
+    Ok(())
+}
+
+/// Refuses a head over [`MAX_HEADER_BYTES`] (`431`: hyper's buffer bound alone lets a head that
+/// arrives in one read through), and reads the body whole, within [`BODY_READ_TIMEOUT`] (`408`)
+/// and [`MAX_BODY_BYTES`] (`413`), before anything else sees the request.
+async fn bounded_request(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::StatusCode;
+    let weight: usize = request
+        .headers()
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 4)
+        .sum::<usize>()
+        + request.uri().to_string().len();
+    if weight > MAX_HEADER_BYTES {
+        return StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE.into_response();
+    }
+    let (parts, body) = request.into_parts();
+    let read = tokio::time::timeout(
+        BODY_READ_TIMEOUT,
+        axum::body::to_bytes(body, MAX_BODY_BYTES),
+    );
+    let bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => return StatusCode::PAYLOAD_TOO_LARGE.into_response(),
+        Err(_) => return StatusCode::REQUEST_TIMEOUT.into_response(),
+    };
+    next.run(axum::extract::Request::from_parts(
+        parts,
+        axum::body::Body::from(bytes),
+    ))
+    .await
+}
+
+fn is_connection_error(error: &std::io::Error) -> bool {
+    use std::io::ErrorKind::{ConnectionAborted, ConnectionRefused, ConnectionReset};
+    matches!(
+        error.kind(),
+        ConnectionRefused | ConnectionAborted | ConnectionReset
+    )
 }

@@ -366,6 +366,62 @@ async fn an_issuer_whose_keys_never_come_is_an_error_not_a_hang() {
     assert!(error.to_string().contains("jwks"), "{error}");
 }
 
+/// A loopback HTTP server answering every request with `body` (status 200).
+async fn answering(body: &'static str) -> std::net::SocketAddr {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let mut request = [0; 4096];
+            let _ = stream.read(&mut request).await;
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes()).await;
+        }
+    });
+    address
+}
+
+#[tokio::test]
+async fn an_issuer_whose_keys_are_garbage_is_an_error() {
+    for garbage in [
+        "not json at all",
+        r#"{"keys": "not a list"}"#,
+        r#"{"keys": [{"kty": "RSA", "kid": "k", "n": "!!", "e": "AQAB"}]}"#,
+        r#"{"keys": [{"kty": "oct", "kid": "k", "k": "c2VjcmV0"}]}"#,
+    ] {
+        let address = answering(garbage).await;
+        let validator = JwtValidator::with_jwks_uri(
+            "http://issuer",
+            "http://127.0.0.1:1/mcp",
+            &format!("http://{address}/jwks"),
+        )
+        .await;
+        match validator {
+            // A key set with no usable key is taken, and every token is then refused.
+            Ok(validator) => {
+                let (port, resource) = endpoint();
+                let registry = Registry::builder().tool(Whoami).build().unwrap();
+                let authorization = Authorization::new(&resource, "http://issuer", validator);
+                let _running = serve(port, registry, authorization).await;
+                let forged = format!(
+                    "{}.{}.{}",
+                    URL_SAFE_NO_PAD.encode(r#"{"alg":"RS256","kid":"k"}"#),
+                    URL_SAFE_NO_PAD.encode(r#"{"iss":"http://issuer","aud":"x","exp":9999999999}"#),
+                    URL_SAFE_NO_PAD.encode("sig")
+                );
+                let (status, _, body) =
+                    post(&resource, Some(&forged), "tools/list", json!({})).await;
+                assert_eq!(status, 401, "{garbage}: {body}");
+            }
+            Err(error) => assert!(error.to_string().contains("jwks"), "{garbage}: {error}"),
+        }
+    }
+}
+
 #[tokio::test]
 async fn the_client_imports_from_a_protected_server_with_the_hosts_token() {
     let issuer = start_issuer();

@@ -1,0 +1,94 @@
+//! What the HTTP endpoint does with a client that sends too much or too slowly: a request head
+//! over the size limit is refused, and a client that stops sending (before its head is whole,
+//! or in the middle of its body) loses its connection or its request instead of holding them.
+
+#![cfg(feature = "http-server")]
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::TcpStream;
+use toolprism::prelude::*;
+use toolprism_mcp::{
+    BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, HttpMode, MAX_HEADER_BYTES, McpServer, RunningHttp,
+};
+
+/// Adds two numbers.
+#[tool]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+async fn serve() -> RunningHttp {
+    let registry = Registry::builder().tool(Add).build().unwrap();
+    McpServer::new(registry)
+        .serve_http("127.0.0.1:0".parse().unwrap(), HttpMode::Stateless)
+        .await
+        .unwrap()
+}
+
+/// Reads what the server sends until it closes the connection; a guard of several times the
+/// timeout under test turns a server that never closes into a failure, not a hang.
+async fn until_closed(stream: &mut TcpStream, timeout: Duration) -> String {
+    let mut answer = Vec::new();
+    tokio::time::timeout(timeout * 4, stream.read_to_end(&mut answer))
+        .await
+        .expect("the server closes the connection")
+        .ok();
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+#[tokio::test]
+async fn a_head_over_the_limit_is_refused() {
+    let running = serve().await;
+    let mut stream = TcpStream::connect(running.local_addr()).await.unwrap();
+    let padding = "x".repeat(MAX_HEADER_BYTES);
+    let head = format!("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: {padding}\r\n\r\n");
+    // The server may close before it has read everything: a failed write is fine.
+    let _ = stream.write_all(head.as_bytes()).await;
+    let answer = until_closed(&mut stream, HEADER_READ_TIMEOUT).await;
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_head_loses_the_connection() {
+    let running = serve().await;
+    // One sends nothing at all; another stops in the middle of its headers.
+    let mut silent = TcpStream::connect(running.local_addr()).await.unwrap();
+    let mut halting = TcpStream::connect(running.local_addr()).await.unwrap();
+    halting
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let (silent, halting) = tokio::join!(
+        until_closed(&mut silent, HEADER_READ_TIMEOUT),
+        until_closed(&mut halting, HEADER_READ_TIMEOUT)
+    );
+    assert!(!silent.contains("200 OK"), "{silent}");
+    assert!(!halting.contains("200 OK"), "{halting}");
+}
+
+#[tokio::test]
+async fn a_body_that_stops_coming_fails_the_request() {
+    let running = serve().await;
+    let mut stream = TcpStream::connect(running.local_addr()).await.unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}"#;
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // Half the body, then nothing.
+    stream
+        .write_all(&body.as_bytes()[..body.len() / 2])
+        .await
+        .unwrap();
+    let mut answer = vec![0; 4096];
+    let read = tokio::time::timeout(BODY_READ_TIMEOUT * 4, stream.read(&mut answer))
+        .await
+        .expect("the server answers a stalled body")
+        .unwrap_or(0);
+    let answer = String::from_utf8_lossy(&answer[..read]);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
