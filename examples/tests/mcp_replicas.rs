@@ -1,7 +1,8 @@
 //! Three replicas of `mcp_server --http --stateless` behind a real load balancer (HAProxy, from
 //! Debian's packages: `scripts/haproxy`), keeping retained output and task records in S3 (moto's
-//! S3-compatible server, from PyPI: `scripts/s3-server`) through `object_store`. Everything
-//! listens on loopback and is started here; the scripts install what they run on first use.
+//! S3-compatible server, from PyPI: `scripts/s3-server`) through `object_store`, and a shared
+//! key for calls waiting on input. Everything listens on loopback and is started here; the
+//! scripts install what they run on first use.
 
 use std::fmt::Write as _;
 use std::io::{BufRead as _, BufReader};
@@ -68,11 +69,21 @@ fn start_s3(bucket: &str) -> (Process, Value) {
 }
 
 /// One replica serving `root` statelessly on a port of its choosing, its output and tasks in
-/// `s3`'s `bucket`; its URL and process id.
-fn start_replica(s3: &Value, bucket: &str, root: &Path) -> (Process, String, u32) {
+/// `s3`'s `bucket`, sealing calls that wait for input with the key in `key_file`; its URL and
+/// process id.
+fn start_replica(s3: &Value, bucket: &str, root: &Path, key_file: &Path) -> (Process, String, u32) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mcp_server"))
-        .args(["--http", "127.0.0.1:0", "--stateless", "--max-lines", "5"])
+        .args([
+            "--http",
+            "127.0.0.1:0",
+            "--stateless",
+            "--max-lines",
+            "5",
+            "--demo",
+        ])
         .args(["--store", &format!("s3://{bucket}/replicas")])
+        .arg("--state-key-file")
+        .arg(key_file)
         .arg("--root")
         .arg(root)
         .env("AWS_ENDPOINT", s3["endpoint"].as_str().unwrap())
@@ -172,12 +183,13 @@ backend replicas
     )
 }
 
-/// One stateless MCP request (protocol 2026-07-28): the HTTP status and the JSON-RPC body.
+/// One stateless MCP request (protocol 2026-07-28, from a client that answers forms): the HTTP
+/// status and the JSON-RPC body.
 async fn request(http: &reqwest::Client, url: &str, method: &str, params: Value) -> (u16, Value) {
     let mut params = params;
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
     });
     let mut request = http
         .post(url)
@@ -232,6 +244,30 @@ async fn read_resource(http: &reqwest::Client, url: &str, uri: &str) -> String {
         .to_owned()
 }
 
+/// `greet` asks through `first`, whose sealed state `second` opens with the answer.
+async fn greet_across(http: &reqwest::Client, first: &str, second: &str) {
+    let (status, asked) = call(http, first, "greet", json!({})).await;
+    assert_eq!(status, 200, "{asked}");
+    assert_eq!(asked["result"]["resultType"], "input_required", "{asked}");
+    assert!(
+        asked["result"]["inputRequests"]["visitor"].is_object(),
+        "{asked}"
+    );
+    let answered = json!({
+        "name": "greet",
+        "arguments": {},
+        "inputResponses": {"visitor": {"action": "accept", "content": {"name": "Ada", "times": 2}}},
+        "requestState": asked["result"]["requestState"],
+    });
+    let (status, greeted) = request(http, second, "tools/call", answered).await;
+    assert_eq!(status, 200, "{greeted}");
+    assert_eq!(
+        greeted["result"]["structuredContent"],
+        json!("Hello, Ada! Hello, Ada!"),
+        "{greeted}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replicas_behind_a_balancer_share_output_in_s3_and_survive_one_killed() {
     let bucket = "toolprism-replicas";
@@ -242,8 +278,10 @@ async fn replicas_behind_a_balancer_share_output_in_s3_and_survive_one_killed() 
         rows
     });
     std::fs::write(workspace.path().join("big.txt"), rows).unwrap();
+    let key_file = workspace.path().join("state-key");
+    std::fs::write(&key_file, [7_u8; 32]).unwrap();
     let mut replicas: Vec<_> = (0..3)
-        .map(|_| start_replica(&s3, bucket, workspace.path()))
+        .map(|_| start_replica(&s3, bucket, workspace.path(), &key_file))
         .collect();
     let urls: Vec<String> = replicas.iter().map(|(_, url, _)| url.clone()).collect();
     let http = reqwest::Client::new();
@@ -259,6 +297,9 @@ async fn replicas_behind_a_balancer_share_output_in_s3_and_survive_one_killed() 
             "{full}"
         );
     }
+
+    // A call that asks the user, sealed by one replica and resumed by another (the key shared).
+    greet_across(&http, &urls[0], &urls[2]).await;
 
     let (_balancer, balanced) = start_balancer(
         &urls.iter().map(String::as_str).collect::<Vec<_>>(),

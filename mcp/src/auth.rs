@@ -29,6 +29,11 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(5);
 const REFETCH_INTERVAL: Duration = Duration::from_secs(30);
 /// How far `exp` and `nbf` may be off, for clocks that differ.
 const LEEWAY_SECONDS: u64 = 30;
+/// The tokens whose signature was checked and whose claims are kept, until they expire: a
+/// client sends the same token with every request, and verifying an RSA signature costs more
+/// than the rest of a request. Only tokens that passed are kept, each at most
+/// [`MAX_TOKEN_BYTES`].
+pub const MAX_VERIFIED_TOKENS: usize = 1024;
 /// The signature algorithms accepted: asymmetric only (no `none`, no HMAC, whose secret a
 /// public key set would hand out).
 const ALGORITHMS: [Algorithm; 8] = [
@@ -118,6 +123,15 @@ pub struct JwtValidator {
     http: reqwest::Client,
     keys: RwLock<JwkSet>,
     fetched: Mutex<Instant>,
+    verified: Mutex<HashMap<Box<str>, Verified, foldhash::fast::RandomState>>,
+}
+
+/// A token that passed, and the seconds since the epoch during which it stays valid (its
+/// `nbf` and `exp`, with the leeway).
+struct Verified {
+    caller: Caller,
+    from: u64,
+    until: u64,
 }
 
 impl std::fmt::Debug for JwtValidator {
@@ -205,6 +219,7 @@ impl JwtValidator {
             http,
             keys: RwLock::new(keys),
             fetched: Mutex::new(Instant::now()),
+            verified: Mutex::default(),
         })
     }
 
@@ -279,6 +294,43 @@ impl JwtValidator {
     }
 }
 
+impl JwtValidator {
+    /// The caller of `token` if it passed before and is within its time still.
+    fn already_verified(&self, token: &str) -> Option<Caller> {
+        let verified = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = verified.get(token)?;
+        let now = now_seconds();
+        (kept.from..=kept.until)
+            .contains(&now)
+            .then(|| kept.caller.clone())
+    }
+
+    /// Keeps `caller`, who just passed with `token` (the oldest forgotten when full), and
+    /// returns it.
+    fn keep_verified(&self, token: &str, caller: Caller) -> Caller {
+        let seconds = |claim: &str| caller.claims.get(claim).and_then(Value::as_u64);
+        // `exp` is required by the check; a token that says it in another form is not kept.
+        let Some(expires) = seconds("exp") else {
+            return caller;
+        };
+        let entry = Verified {
+            caller: caller.clone(),
+            from: seconds("nbf").map_or(0, |nbf| nbf.saturating_sub(LEEWAY_SECONDS)),
+            until: expires.saturating_add(LEEWAY_SECONDS),
+        };
+        let mut verified = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
+        if verified.len() >= MAX_VERIFIED_TOKENS {
+            let now = now_seconds();
+            verified.retain(|_, kept| kept.until >= now);
+            if verified.len() >= MAX_VERIFIED_TOKENS {
+                verified.clear();
+            }
+        }
+        verified.insert(token.into(), entry);
+        caller
+    }
+}
+
 async fn fetch_keys(http: &reqwest::Client, jwks_uri: &str) -> Result<JwkSet, String> {
     let document = fetch_json(http, jwks_uri).await?;
     serde_json::from_value(document).map_err(|error| format!("{jwks_uri}: {error}"))
@@ -292,17 +344,23 @@ impl TokenValidator for JwtValidator {
                     "longer than {MAX_TOKEN_BYTES} bytes"
                 )));
             }
+            if let Some(caller) = self.already_verified(token) {
+                return Ok(caller);
+            }
             match self.check(token) {
-                Ok(caller) => Ok(caller),
+                Ok(caller) => Ok(self.keep_verified(token, caller)),
                 Err(Some(refused)) => Err(refused),
                 // Maybe a key the issuer added since: fetched again, at most every 30 s.
                 Err(None) => {
                     if self.refetch().await {
-                        return self.check(token).map_err(|refused| {
-                            refused.unwrap_or_else(|| {
-                                TokenError::Invalid("it names no key of the issuer's".into())
-                            })
-                        });
+                        return self
+                            .check(token)
+                            .map(|caller| self.keep_verified(token, caller))
+                            .map_err(|refused| {
+                                refused.unwrap_or_else(|| {
+                                    TokenError::Invalid("it names no key of the issuer's".into())
+                                })
+                            });
                     }
                     Err(TokenError::Invalid(
                         "it names no key of the issuer's".into(),

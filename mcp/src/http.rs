@@ -220,7 +220,10 @@ async fn bounded_request(
         .iter()
         .map(|(name, value)| name.as_str().len() + value.len() + 4)
         .sum::<usize>()
-        + request.uri().to_string().len();
+        + request
+            .uri()
+            .path_and_query()
+            .map_or(0, |path| path.as_str().len());
     if weight > MAX_HEADER_BYTES {
         return StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE.into_response();
     }

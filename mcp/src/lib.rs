@@ -28,7 +28,7 @@ mod tasks;
 #[cfg(feature = "auth")]
 pub use auth::{
     AuthSetupError, Authorization, Caller, IntrospectionValidator, JwtValidator, MAX_TOKEN_BYTES,
-    TokenError, TokenValidator,
+    MAX_VERIFIED_TOKENS, TokenError, TokenValidator,
 };
 pub use client::{
     BearerToken, ClientError, ImportOptions, MAX_IMPORTED_TOOLS, MAX_LISTING_BYTES, McpClient,

@@ -532,3 +532,39 @@ async fn the_client_authorizes_itself_with_the_authorization_code_flow() {
         .await;
     assert_eq!(outcome.value().unwrap(), &json!("ada with mcp:read"));
 }
+
+#[tokio::test]
+async fn a_token_accepted_before_is_refused_once_it_expires() {
+    let issuer = start_issuer();
+    let (_running, resource) = protected(&issuer).await;
+    // Expired 27 s ago: still within the 30 s leeway, for 3 s more.
+    let token = token(
+        &issuer,
+        &[
+            ("scope", "mcp:read"),
+            ("resource", &resource),
+            ("expires_in", "-27"),
+        ],
+    )
+    .await;
+    let call = || {
+        post(
+            &resource,
+            Some(&token),
+            "tools/call",
+            json!({"name": "whoami"}),
+        )
+    };
+    assert_eq!(
+        call().await.0,
+        200,
+        "accepted, and its signature kept as checked"
+    );
+    assert_eq!(call().await.0, 200);
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    assert_eq!(
+        call().await.0,
+        401,
+        "kept or not, an expired token is refused"
+    );
+}

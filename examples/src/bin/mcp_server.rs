@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! cargo run -p toolprism-examples --bin mcp_server -- [--root DIR] [--http [ADDR]] [--stateless]
-//!     [--max-lines N] [--max-bytes N] [--output-dir DIR | --store s3://BUCKET[/PREFIX]] [--demo]
+//!     [--max-lines N] [--max-bytes N] [--output-dir DIR | --store s3://BUCKET[/PREFIX]]
+//!     [--state-key-file FILE] [--demo]
 //!     [--issuer URL --resource URL [--scope TOOL=SCOPE]...]
 //! ```
 //!
@@ -15,6 +16,8 @@
 //!   every replica behind a load balancer reads what any other wrote; the bucket is reached as
 //!   the usual environment says (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
 //!   and `AWS_ENDPOINT` with `AWS_ALLOW_HTTP=true` for an S3-compatible server);
+//! - `--state-key-file FILE`: the key (the file's bytes, at least 32) that seals the state of
+//!   a call waiting for input, the same for every replica so that any of them resumes it;
 //! - `--issuer`, `--resource`: over HTTP, an OAuth 2.1 resource server: every request needs a
 //!   JWT access token of the issuer for the resource (this endpoint's URL as clients reach
 //!   it); `--scope write=files:write` makes a tool need a scope too;
@@ -31,8 +34,8 @@ use toolprism::bound::{BoundLimits, FsOutputStore};
 use toolprism::prelude::*;
 use toolprism_examples::tools::{Workspace, register_all};
 use toolprism_mcp::{
-    Authorization, DEFAULT_HTTP_ADDR, DEFAULT_TASK_TTL, HttpMode, McpServer, ObjectOutputStore,
-    ObjectTaskStore, OutputResources,
+    Authorization, DEFAULT_HTTP_ADDR, DEFAULT_REQUEST_STATE_TTL, DEFAULT_TASK_TTL, HttpMode,
+    McpServer, ObjectOutputStore, ObjectTaskStore, OutputResources,
 };
 
 /// Counts from 1 to `to`, reporting progress at each step; returns `to`.
@@ -81,6 +84,7 @@ struct Options {
     output_dir: Option<PathBuf>,
     /// `s3://BUCKET[/PREFIX]`.
     store: Option<String>,
+    state_key_file: Option<PathBuf>,
     demo: bool,
     issuer: Option<String>,
     resource: Option<String>,
@@ -96,6 +100,7 @@ fn parse() -> Result<Options, String> {
         limits: BoundLimits::default(),
         output_dir: None,
         store: None,
+        state_key_file: None,
         demo: false,
         issuer: None,
         resource: None,
@@ -129,6 +134,9 @@ fn parse() -> Result<Options, String> {
             }
             "--output-dir" => options.output_dir = Some(PathBuf::from(value("--output-dir")?)),
             "--store" => options.store = Some(value("--store")?),
+            "--state-key-file" => {
+                options.state_key_file = Some(PathBuf::from(value("--state-key-file")?));
+            }
             "--demo" => options.demo = true,
             "--issuer" => options.issuer = Some(value("--issuer")?),
             "--resource" => options.resource = Some(value("--resource")?),
@@ -165,6 +173,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut server = McpServer::new(builder.build()?)
         .with_implementation("toolprism-coding-tools", env!("CARGO_PKG_VERSION"));
+    if let Some(file) = &options.state_key_file {
+        let key = std::fs::read(file)
+            .map_err(|error| format!("--state-key-file {}: {error}", file.display()))?;
+        server = server.with_request_state_key(&key, DEFAULT_REQUEST_STATE_TTL)?;
+    }
     if let Some((bucket, prefix)) = s3 {
         let tasks = ObjectTaskStore::new(bucket, format!("{prefix}/tasks"));
         server = server.with_task_store(tasks, DEFAULT_TASK_TTL);
