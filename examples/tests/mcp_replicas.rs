@@ -306,13 +306,16 @@ async fn replicas_behind_a_balancer_share_output_in_s3_and_survive_one_killed() 
         workspace.path(),
     );
 
-    // A wave of slow calls through the balancer; each says which replica runs it, then waits.
+    // A wave of calls through the balancer; each says which replica runs it, then waits for
+    // the test to let it finish.
     let calls = 12;
     let mut wave = tokio::task::JoinSet::new();
     for n in 0..calls {
         let (http, balanced) = (http.clone(), balanced.clone());
         wave.spawn(async move {
-            let command = format!("echo $PPID > started-{n}; sleep 3; echo done-{n}");
+            let command = format!(
+                "echo $PPID > started-{n}; while [ ! -e released ]; do sleep 0.05; done; echo done-{n}"
+            );
             (
                 n,
                 call(&http, &balanced, "bash", json!({"command": command})).await,
@@ -344,6 +347,7 @@ async fn replicas_behind_a_balancer_share_output_in_s3_and_survive_one_killed() 
         "round robin sent some calls to every replica"
     );
     replicas[1].0.kill();
+    std::fs::write(workspace.path().join("released"), "").unwrap();
 
     // The killed replica's calls in flight fail, as errors; every other call completes.
     while let Some(joined) = wave.join_next().await {

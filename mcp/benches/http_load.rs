@@ -7,6 +7,9 @@
 //!
 //! `cargo bench -p toolprism-mcp --bench http_load`
 //!
+//! Not criterion: criterion times one function run again and again, and a load test needs
+//! many clients at once and the spread of their latencies.
+//!
 //! Each row is measured in `ROUNDS` turns taken in alternation with the other rows, so that
 //! what else the machine does weighs on all alike. Every turn is bounded: at most `REQUESTS`
 //! requests or `DURATION`, whichever comes first, on loopback only. The authorization server and HAProxy come from `scripts/oauth-server` and

@@ -123,7 +123,8 @@ pub struct JwtValidator {
     http: reqwest::Client,
     keys: RwLock<JwkSet>,
     fetched: Mutex<Instant>,
-    verified: Mutex<HashMap<Box<str>, Verified, foldhash::fast::RandomState>>,
+    /// By the token's SHA-256 digest: the token itself is not kept.
+    verified: Mutex<HashMap<[u8; 32], Verified, foldhash::fast::RandomState>>,
 }
 
 /// A token that passed, and the seconds since the epoch during which it stays valid (its
@@ -235,6 +236,11 @@ impl JwtValidator {
         match fetch_keys(&self.http, &self.jwks_uri).await {
             Ok(keys) => {
                 *self.keys.write().unwrap_or_else(PoisonError::into_inner) = keys;
+                // A key the issuer dropped may have signed some of them: check them again.
+                self.verified
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clear();
                 true
             }
             Err(error) => {
@@ -298,15 +304,15 @@ impl JwtValidator {
     /// The caller of `token` if it passed before and is within its time still.
     fn already_verified(&self, token: &str) -> Option<Caller> {
         let verified = self.verified.lock().unwrap_or_else(PoisonError::into_inner);
-        let kept = verified.get(token)?;
+        let kept = verified.get(&digest(token))?;
         let now = now_seconds();
         (kept.from..=kept.until)
             .contains(&now)
             .then(|| kept.caller.clone())
     }
 
-    /// Keeps `caller`, who just passed with `token` (the oldest forgotten when full), and
-    /// returns it.
+    /// Keeps `caller`, who just passed with `token` (when full, the expired are swept, and if
+    /// none was, all are forgotten), and returns it.
     fn keep_verified(&self, token: &str, caller: Caller) -> Caller {
         let seconds = |claim: &str| caller.claims.get(claim).and_then(Value::as_u64);
         // `exp` is required by the check; a token that says it in another form is not kept.
@@ -326,9 +332,14 @@ impl JwtValidator {
                 verified.clear();
             }
         }
-        verified.insert(token.into(), entry);
+        verified.insert(digest(token), entry);
         caller
     }
+}
+
+fn digest(token: &str) -> [u8; 32] {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(token.as_bytes()).into()
 }
 
 async fn fetch_keys(http: &reqwest::Client, jwks_uri: &str) -> Result<JwkSet, String> {
@@ -730,9 +741,11 @@ pub(crate) async fn guard(
     };
     if request.method() == Method::POST {
         let (parts, body) = request.into_parts();
-        // Already read whole and bounded (`bounded_request`): this takes it back at once.
-        let Ok(bytes) = axum::body::to_bytes(body, crate::http::MAX_BODY_BYTES).await else {
-            return StatusCode::PAYLOAD_TOO_LARGE.into_response();
+        // Read only now that the token passed: an anonymous client makes nobody wait on its
+        // body.
+        let bytes = match crate::door::read_body(body).await {
+            Ok(bytes) => bytes,
+            Err(refused) => return refused,
         };
         if let Some(tool) = called_tool(&bytes) {
             let missing = auth.missing_scopes(&tool, &caller);

@@ -178,7 +178,8 @@ impl ImportOptions {
     }
 
     /// The same options, authorizing with the server's authorization server when it asks
-    /// (a bearer token given too is sent first).
+    /// (a bearer token given too is sent first). An authorization at connection counts in the
+    /// [`connect_timeout`](Self::connect_timeout): give a person the time they need.
     #[cfg(feature = "oauth-client")]
     #[must_use]
     pub fn oauth(mut self, oauth: crate::OAuth) -> Self {
@@ -389,7 +390,8 @@ impl McpClient {
         }
         #[cfg(feature = "oauth-client")]
         if let Some(oauth) = options.oauth.clone() {
-            let http = crate::client_auth::OAuthHttpClient::new(reqwest::Client::new(), url, oauth);
+            let http = crate::client_auth::OAuthHttpClient::new(url, oauth)
+                .map_err(|error| ClientError::Connect(error.to_string()))?;
             let transport =
                 rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
             return Self::connect(transport, options).await;

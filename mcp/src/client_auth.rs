@@ -107,9 +107,8 @@ enum Registration {
 /// use toolprism_mcp::{FollowRedirect, ImportOptions, McpClient, OAuth};
 /// let oauth = OAuth::new("http://127.0.0.1:8976/callback", FollowRedirect::new()?)
 ///     .client_name("my agent");
-/// let client =
-///     McpClient::connect_http("https://mcp.example.com/mcp", ImportOptions::default().oauth(oauth))
-///         .await?;
+/// let options = ImportOptions::default().oauth(oauth);
+/// let client = McpClient::connect_http("https://mcp.example.com/mcp", options).await?;
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
@@ -224,9 +223,10 @@ impl OAuth {
 }
 
 /// The grant a connection holds, and how many times it was replaced (so that requests refused
-/// together cause one authorization, not one each).
+/// with the same one cause one authorization, not one each).
+#[derive(Clone, Default)]
 struct Grant {
-    manager: Option<AuthorizationManager>,
+    manager: Option<Arc<AuthorizationManager>>,
     generation: u64,
 }
 
@@ -240,8 +240,10 @@ pub(crate) struct OAuthHttpClient {
 struct Shared {
     server_url: String,
     oauth: OAuth,
-    /// Held across an authorization: requests refused meanwhile wait for its token.
-    grant: tokio::sync::Mutex<Grant>,
+    /// Read without waiting: requests with a good token never wait on an authorization.
+    grant: std::sync::RwLock<Grant>,
+    /// Held across an authorization, so that one runs at a time.
+    authorizing: tokio::sync::Mutex<()>,
 }
 
 /// What the server said when it refused a request.
@@ -252,24 +254,52 @@ enum Refusal {
     InsufficientScope(String, Option<String>),
 }
 
+impl Refusal {
+    /// The refusal as the error a request ends with.
+    fn into_error(self) -> StreamableHttpError<reqwest::Error> {
+        use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+        match self {
+            Self::Unauthorized(challenge) => {
+                StreamableHttpError::AuthRequired(AuthRequiredError::new(challenge))
+            }
+            Self::InsufficientScope(challenge, scope) => StreamableHttpError::InsufficientScope(
+                InsufficientScopeError::new(challenge, scope),
+            ),
+        }
+    }
+}
+
 impl OAuthHttpClient {
-    pub(crate) fn new(http: reqwest::Client, server_url: &str, oauth: OAuth) -> Self {
-        Self {
+    /// The MCP requests go through rmcp's client as rmcp builds it for itself: no idle pool
+    /// (Linux's delayed ACK stalls a reused connection), and no redirect followed (a session
+    /// id or a header must not reach another host; a POST must not become a GET).
+    pub(crate) fn new(server_url: &str, oauth: OAuth) -> Result<Self, reqwest::Error> {
+        let http = reqwest::Client::builder()
+            .pool_max_idle_per_host(0)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        Ok(Self {
             http,
             shared: Arc::new(Shared {
                 server_url: server_url.to_owned(),
                 oauth,
-                grant: tokio::sync::Mutex::new(Grant {
-                    manager: None,
-                    generation: 0,
-                }),
+                grant: std::sync::RwLock::default(),
+                authorizing: tokio::sync::Mutex::new(()),
             }),
-        }
+        })
+    }
+
+    fn grant(&self) -> Grant {
+        self.shared
+            .grant
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// The current access token (refreshed if it expired and can be), and its generation.
     async fn token(&self) -> Result<(Option<String>, u64), AuthError> {
-        let grant = self.shared.grant.lock().await;
+        let grant = self.grant();
         let token = match &grant.manager {
             None => None,
             Some(manager) => match manager.get_access_token().await {
@@ -281,8 +311,10 @@ impl OAuthHttpClient {
         Ok((token, grant.generation))
     }
 
-    /// Runs `call` with the current token (the host's, before any authorization); a refusal is answered by authorizing (once for all
-    /// the requests refused with the same token) and the call made again.
+    /// Runs `call` with the current token (the host's, before any authorization); a refusal
+    /// is answered by authorizing (once for all the requests refused with the same grant) and
+    /// the call made again. A request authorizes at most [`MAX_AUTHORIZATIONS`] times and is
+    /// sent at most twice as many times plus one.
     async fn authorized<T, F, Fut>(
         &self,
         given: Option<String>,
@@ -293,12 +325,14 @@ impl OAuthHttpClient {
         Fut: Future<Output = Result<T, StreamableHttpError<reqwest::Error>>>,
     {
         let mut authorizations = 0;
+        let mut sent = 0;
         loop {
             let (mut token, generation) = self.token().await?;
             if generation == 0 {
                 // Before any authorization, the host's own token (if it gave one).
                 token = token.or_else(|| given.clone());
             }
+            sent += 1;
             let refusal = match call(token).await {
                 Err(StreamableHttpError::AuthRequired(error)) => {
                     Refusal::Unauthorized(error.www_authenticate_header)
@@ -308,19 +342,8 @@ impl OAuthHttpClient {
                 }
                 other => return other,
             };
-            if authorizations == MAX_AUTHORIZATIONS {
-                return Err(match refusal {
-                    Refusal::Unauthorized(challenge) => StreamableHttpError::AuthRequired(
-                        rmcp::transport::streamable_http_client::AuthRequiredError::new(challenge),
-                    ),
-                    Refusal::InsufficientScope(challenge, scope) => {
-                        StreamableHttpError::InsufficientScope(
-                            rmcp::transport::streamable_http_client::InsufficientScopeError::new(
-                                challenge, scope,
-                            ),
-                        )
-                    }
-                });
+            if authorizations == MAX_AUTHORIZATIONS || sent > 2 * MAX_AUTHORIZATIONS {
+                return Err(refusal.into_error());
             }
             if self.authorize(refusal, generation).await? {
                 authorizations += 1;
@@ -329,14 +352,16 @@ impl OAuthHttpClient {
     }
 
     /// Authorizes after `refusal`, unless another request already replaced the grant it was
-    /// refused with (then its token is tried). Whether this authorized.
+    /// refused with (then its token is tried). Whether this authorized. The grant in place
+    /// stays until a new one is had: an authorization that fails or is dropped loses nothing.
     async fn authorize(&self, refusal: Refusal, refused: u64) -> Result<bool, AuthError> {
-        let mut grant = self.shared.grant.lock().await;
-        if grant.generation != refused {
+        let _one_at_a_time = self.shared.authorizing.lock().await;
+        let held = self.grant();
+        if held.generation != refused {
             return Ok(false);
         }
         let oauth = &self.shared.oauth;
-        let manager = match (refusal, grant.manager.take()) {
+        let manager = match (refusal, held.manager) {
             (Refusal::InsufficientScope(_, Some(scope)), Some(manager)) => {
                 // Step-up: the scopes held plus the one missing, for the same client.
                 let url = manager.request_scope_upgrade(&scope).await?;
@@ -367,13 +392,19 @@ impl OAuthHttpClient {
                     .await
                     .map_err(AuthError::AuthorizationFailed)?;
                 state.handle_callback_url(&redirect).await?;
-                state.into_authorization_manager().ok_or_else(|| {
+                Arc::new(state.into_authorization_manager().ok_or_else(|| {
                     AuthError::InternalError("the authorization did not complete".to_owned())
-                })?
+                })?)
             }
         };
-        grant.manager = Some(manager);
-        grant.generation += 1;
+        *self
+            .shared
+            .grant
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Grant {
+            manager: Some(manager),
+            generation: refused + 1,
+        };
         Ok(true)
     }
 }

@@ -5,12 +5,14 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::response::IntoResponse as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
 use crate::McpServer;
+use crate::door::{
+    HEADER_READ_TIMEOUT, MAX_HEADER_BYTES, MAX_HEADERS, SHUTDOWN_GRACE, bounded_body,
+};
 
 /// Where an HTTP server binds unless told otherwise: loopback only.
 pub const DEFAULT_HTTP_ADDR: SocketAddr =
@@ -18,18 +20,6 @@ pub const DEFAULT_HTTP_ADDR: SocketAddr =
 
 /// The path the MCP endpoint is served at.
 pub const MCP_PATH: &str = "/mcp";
-
-/// How long a client has to send a request's head (line and headers), from when the connection
-/// opened or its previous response ended; a connection that sends none in time is closed.
-pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
-/// The most a request's head may weigh (line and headers); a bigger one is refused with `431`.
-pub const MAX_HEADER_BYTES: usize = 64 * 1024;
-/// The most headers a request may have.
-pub const MAX_HEADERS: usize = 100;
-/// How long a request body may take to arrive, whole; a slower one fails the request (`408`).
-pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
-/// The biggest request body taken (rmcp's own limit); a bigger one is refused (`413`).
-pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// How the HTTP endpoint keeps (or does not keep) sessions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -63,7 +53,8 @@ impl RunningHttp {
         format!("http://{}{MCP_PATH}", self.addr)
     }
 
-    /// Stops accepting, lets requests in flight finish, and waits for the server to end.
+    /// Stops accepting, lets requests in flight finish (for
+    /// [`SHUTDOWN_GRACE`](crate::SHUTDOWN_GRACE) at most), and waits for the server to end.
     pub async fn shutdown(self) -> std::io::Result<()> {
         self.shutdown.cancel();
         self.task.await.map_err(std::io::Error::other)?
@@ -135,7 +126,11 @@ impl McpServer {
                 .with_cancellation_token(shutdown.child_token())
                 .with_sse_keep_alive(None)
         });
-        let router = axum::Router::new().nest_service(MCP_PATH, service);
+        // The body is read (bounded) just before the endpoint; with authorization, only once
+        // the token passed.
+        let router = axum::Router::new()
+            .nest_service(MCP_PATH, service)
+            .layer(axum::middleware::from_fn(bounded_body));
         #[cfg(feature = "auth")]
         let router = match self.authorization() {
             Some(auth) => router
@@ -146,8 +141,6 @@ impl McpServer {
                 .merge(crate::auth::metadata_routes(&auth, MCP_PATH)),
             None => router,
         };
-        // Outermost: nothing (the authorization included) waits on a request unbounded.
-        let router = router.layer(axum::middleware::from_fn(bounded_request));
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(serve_connections(listener, router, shutdown.clone()));
@@ -160,7 +153,7 @@ impl McpServer {
 }
 
 /// Accepts connections until `stop`, each served over HTTP/1.1 with the head bounded in time
-/// and size; then lets the requests in flight finish.
+/// and size; then lets the requests in flight finish, for [`SHUTDOWN_GRACE`] at most.
 async fn serve_connections(
     listener: tokio::net::TcpListener,
     router: axum::Router,
@@ -169,7 +162,7 @@ async fn serve_connections(
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(hyper_util::rt::TokioTimer::new())
         .header_read_timeout(HEADER_READ_TIMEOUT)
-        .max_buf_size(MAX_HEADER_BYTES)
+        .max_header_size(MAX_HEADER_BYTES)
         .max_headers(MAX_HEADERS);
     let connections = tokio_util::task::TaskTracker::new();
     loop {
@@ -179,9 +172,12 @@ async fn serve_connections(
                 // A connection reset before it was accepted is that client's trouble.
                 Err(error) if is_connection_error(&error) => continue,
                 // Out of file descriptors, say: wait rather than spin.
-                Err(_) => {
-                    tokio::time::sleep(Duration::from_secs(1)).await;
-                    continue;
+                Err(error) => {
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_secs(1)) => continue,
+                        () = stop.cancelled() => break,
+                    }
                 }
             },
             () = stop.cancelled() => break,
@@ -203,45 +199,9 @@ async fn serve_connections(
         });
     }
     connections.close();
-    connections.wait().await;
+    // Past the grace, what is left is dropped with the task.
+    let _ = tokio::time::timeout(SHUTDOWN_GRACE, connections.wait()).await;
     Ok(())
-}
-
-/// Refuses a head over [`MAX_HEADER_BYTES`] (`431`: hyper's buffer bound alone lets a head that
-/// arrives in one read through), and reads the body whole, within [`BODY_READ_TIMEOUT`] (`408`)
-/// and [`MAX_BODY_BYTES`] (`413`), before anything else sees the request.
-async fn bounded_request(
-    request: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::http::StatusCode;
-    let weight: usize = request
-        .headers()
-        .iter()
-        .map(|(name, value)| name.as_str().len() + value.len() + 4)
-        .sum::<usize>()
-        + request
-            .uri()
-            .path_and_query()
-            .map_or(0, |path| path.as_str().len());
-    if weight > MAX_HEADER_BYTES {
-        return StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE.into_response();
-    }
-    let (parts, body) = request.into_parts();
-    let read = tokio::time::timeout(
-        BODY_READ_TIMEOUT,
-        axum::body::to_bytes(body, MAX_BODY_BYTES),
-    );
-    let bytes = match read.await {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => return StatusCode::PAYLOAD_TOO_LARGE.into_response(),
-        Err(_) => return StatusCode::REQUEST_TIMEOUT.into_response(),
-    };
-    next.run(axum::extract::Request::from_parts(
-        parts,
-        axum::body::Body::from(bytes),
-    ))
-    .await
 }
 
 fn is_connection_error(error: &std::io::Error) -> bool {

@@ -9,6 +9,8 @@ mod client;
 mod client_auth;
 mod client_input;
 mod content;
+#[cfg(feature = "http-server")]
+mod door;
 mod host;
 #[cfg(feature = "http-server")]
 mod http;
@@ -38,10 +40,12 @@ pub use client::{
 pub use client_auth::{Authorizer, FollowRedirect, MAX_AUTHORIZATIONS, OAuth};
 pub use client_input::{MAX_INPUT_ASKS, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};
 #[cfg(feature = "http-server")]
-pub use http::{
-    BODY_READ_TIMEOUT, DEFAULT_HTTP_ADDR, HEADER_READ_TIMEOUT, HttpMode, MAX_BODY_BYTES,
-    MAX_HEADER_BYTES, MAX_HEADERS, MCP_PATH, RunningHttp,
+pub use door::{
+    BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, MAX_BODY_BYTES, MAX_HEADER_BYTES, MAX_HEADERS,
+    SHUTDOWN_GRACE,
 };
+#[cfg(feature = "http-server")]
+pub use http::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};
 pub use input::DEFAULT_REQUEST_STATE_TTL;
 pub use names::{NameError, provider_safe_name};
 #[cfg(feature = "object-store")]

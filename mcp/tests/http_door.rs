@@ -10,7 +10,8 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 use toolprism::prelude::*;
 use toolprism_mcp::{
-    BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, HttpMode, MAX_HEADER_BYTES, McpServer, RunningHttp,
+    BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, HttpMode, MAX_BODY_BYTES, MAX_HEADER_BYTES, McpServer,
+    RunningHttp,
 };
 
 /// Adds two numbers.
@@ -91,4 +92,30 @@ async fn a_body_that_stops_coming_fails_the_request() {
         .unwrap_or(0);
     let answer = String::from_utf8_lossy(&answer[..read]);
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_refused() {
+    let running = serve().await;
+    let mut stream = TcpStream::connect(running.local_addr()).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n",
+        MAX_BODY_BYTES + 1
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // Sent until the server stops reading: it may refuse before all of it arrives.
+    let chunk = vec![b' '; 64 * 1024];
+    for _ in 0..=MAX_BODY_BYTES / chunk.len() {
+        if stream.write_all(&chunk).await.is_err() {
+            break;
+        }
+    }
+    let mut answer = vec![0; 4096];
+    let read = tokio::time::timeout(BODY_READ_TIMEOUT * 4, stream.read(&mut answer))
+        .await
+        .expect("the server answers")
+        .unwrap_or(0);
+    let answer = String::from_utf8_lossy(&answer[..read]);
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
 }
