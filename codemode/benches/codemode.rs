@@ -3,8 +3,11 @@
 //! - `nested_call`: one `add` dispatched on the nested surface from Rust (`rust`), against
 //!   programs making 0 and 100 awaited `add` calls (`program/0`, `program/100`). A call from
 //!   a program costs `(program/100 − program/0) / 100`; quote it over `rust`.
-//! - `start`: a run that returns at once (`program/0`, a fresh runtime and thread), against a
-//!   direct dispatch of `add` (`direct_add`).
+//! - `start`: a run that returns at once (`program/0`, a fresh runtime on an engine thread),
+//!   against a direct dispatch of `add` (`direct_add`).
+//! - `parallel`: 16 programs of 100 calls each at once (`programs/16`) against one
+//!   (`programs/1`), on a Tokio runtime of 1 and of 2 workers: with the engine threads spread
+//!   over the cores, 16 take 16 ÷ cores times one.
 //!
 //! `cargo bench -p toolprism-codemode --bench codemode`.
 
@@ -77,5 +80,35 @@ fn nested_call(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, nested_call);
+fn parallel(c: &mut Criterion) {
+    let registry = registry();
+    let snapshot = registry.snapshot();
+    let code = program(100);
+    let mut group = c.benchmark_group("parallel");
+    group.sample_size(20);
+    for workers in [1, 2] {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(workers)
+            .enable_all()
+            .build()
+            .unwrap();
+        for programs in [1, 16] {
+            group.bench_function(format!("workers/{workers}/programs/{programs}"), |b| {
+                b.iter(|| {
+                    let runs = (0..programs).map(|at| {
+                        let call =
+                            ToolCall::new(format!("run{at}"), "run_code", json!({ "code": code }));
+                        snapshot.dispatch(call, Surface::Direct)
+                    });
+                    let outcomes = runtime.block_on(futures_util::future::join_all(runs));
+                    assert!(outcomes.iter().all(|outcome| !outcome.is_error()));
+                    black_box(outcomes)
+                });
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, nested_call, parallel);
 criterion_main!(benches);

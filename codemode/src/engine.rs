@@ -18,13 +18,15 @@ use rquickjs::context::EvalOptions;
 use rquickjs::function::{Opt, Rest};
 use rquickjs::promise::PromiseState;
 use rquickjs::{
-    Coerced, Context, Ctx, Exception, Function, Object, Persistent, Promise, Runtime, Type, Value,
+    Coerced, Ctx, Exception, Function, Object, Persistent, Promise, Runtime, Type, Value,
 };
 use tokio::sync::mpsc::UnboundedSender;
-use toolprism::FrozenValue;
+use toolprism::context::NestedDispatcher;
+use toolprism::{BoxFuture, FrozenValue, ToolCall, ToolOutcome};
 
 use crate::convert::{NotJson, to_js, to_json};
 use crate::limits::{Limits, Stop};
+use crate::pool::Fresh;
 
 /// The file name errors and stack traces give the program.
 pub(crate) const PROGRAM_FILE: &str = "program.js";
@@ -35,7 +37,6 @@ const OPENING: &str = "(async () => {\n";
 const CLOSING: &str = "\n})()";
 
 /// What the engine asks of the host.
-#[derive(Debug)]
 pub(crate) enum ToHost {
     /// Run a tool call; answer with a [`Settled`] of the same `seq`.
     Call {
@@ -43,8 +44,24 @@ pub(crate) enum ToHost {
         name: String,
         args: serde_json::Value,
     },
+    /// Finish a tool call the engine started and that waits on something; answer with a
+    /// [`Settled`] of the same `seq`.
+    Finish {
+        seq: u64,
+        dispatch: BoxFuture<'static, ToolOutcome>,
+    },
     /// The run is over.
     Done(RunEnd),
+}
+
+/// How the engine dispatches a call itself: on its own thread, inside the host's Tokio
+/// runtime, so that a call that completes at once (most do) never crosses threads. A call
+/// that waits is handed to the host as it stands.
+#[derive(Clone, Debug)]
+pub(crate) struct InlineDispatch {
+    pub(crate) dispatcher: NestedDispatcher,
+    pub(crate) runtime: tokio::runtime::Handle,
+    pub(crate) parent_id: String,
 }
 
 /// A tool call's answer.
@@ -86,16 +103,18 @@ impl Failure {
     }
 }
 
-/// What a run needs: the program, the tools it may call, its limits.
+/// What a run needs: the program, the tools it may call, its limits, and how it may
+/// dispatch calls itself (when the host runs on Tokio).
 #[derive(Debug)]
 pub(crate) struct Program {
     pub(crate) code: String,
     pub(crate) tools: Vec<String>,
     pub(crate) limits: Limits,
+    pub(crate) inline: Option<InlineDispatch>,
 }
 
-/// Starts a run on its own thread. The thread ends by sending [`ToHost::Done`] (unless the
-/// host is gone); `cancel` ends it early, from any thread.
+/// Starts a run on an engine thread of its own (`pool`). The run ends by sending
+/// [`ToHost::Done`] (unless the host is gone); `cancel` ends it early, from any thread.
 pub(crate) fn spawn(
     program: Program,
     to_host: UnboundedSender<ToHost>,
@@ -104,20 +123,19 @@ pub(crate) fn spawn(
 ) -> std::io::Result<()> {
     // Room for QuickJS's own stack limit, plus the host code around it.
     let stack = program.limits.max_stack_bytes() + (4 << 20);
-    std::thread::Builder::new()
-        .name("toolprism-codemode".to_owned())
-        .stack_size(stack)
-        .spawn(move || {
+    crate::pool::start(
+        stack,
+        Box::new(move |fresh| {
             let end = catch_unwind(AssertUnwindSafe(|| {
-                run(&program, &to_host, &from_host, &cancel)
+                run(&program, fresh, &to_host, &from_host, &cancel)
             }))
             .unwrap_or_else(|_| RunEnd {
                 logs: Vec::new(),
                 outcome: Err(Failure::new(Stop::Engine, "the engine panicked")),
             });
             let _ = to_host.send(ToHost::Done(end));
-        })
-        .map(drop)
+        }),
+    )
 }
 
 /// The `resolve` and `reject` of a tool call's promise, kept until the call settles.
@@ -131,6 +149,10 @@ struct Shared {
     log_bytes: Cell<usize>,
     calls: Cell<usize>,
     pending: RefCell<HashMap<u64, Resolvers>>,
+    inline: Option<InlineDispatch>,
+    /// Time this thread spent in tools' code (their polls, by the wall clock: a thread-CPU
+    /// reading costs a system call), which the program's CPU limit leaves out.
+    tools_cpu: Rc<Cell<Duration>>,
     /// Where the printed JavaScript of a TypeScript program came from.
     #[cfg(feature = "typescript")]
     positions: RefCell<crate::typescript::Positions>,
@@ -148,47 +170,48 @@ impl Shared {
 
 fn run(
     program: &Program,
+    fresh: Option<Fresh>,
     to_host: &UnboundedSender<ToHost>,
     from_host: &Receiver<Settled>,
     cancel: &Arc<AtomicBool>,
 ) -> RunEnd {
     let limits = program.limits;
-    let failed = |detail: &str| RunEnd {
-        logs: Vec::new(),
-        outcome: Err(Failure::new(Stop::Engine, detail)),
-    };
-    let Ok(runtime) = Runtime::new() else {
-        return failed("QuickJS could not start");
+    let Some(Fresh { runtime, context }) = fresh.or_else(Fresh::make) else {
+        return RunEnd {
+            logs: Vec::new(),
+            outcome: Err(Failure::new(Stop::Engine, "QuickJS could not start")),
+        };
     };
     runtime.set_memory_limit(limits.max_memory_bytes());
     runtime.set_max_stack_size(limits.max_stack_bytes());
     let stop = Rc::new(Cell::new(None));
+    let tools_cpu = Rc::new(Cell::new(Duration::ZERO));
     let started = Instant::now();
     let deadline = started + limits.max_wall_time();
     runtime.set_interrupt_handler(Some(Box::new({
         let stop = stop.clone();
         let cancel = cancel.clone();
+        let tools_cpu = tools_cpu.clone();
         let clock = CpuClock::start();
         move || {
             if stop.get().is_none() {
                 if Instant::now() >= deadline {
                     stop.set(Some(Stop::WallTime));
-                } else if clock.elapsed() > limits.max_cpu_time() {
+                } else if clock.elapsed().saturating_sub(tools_cpu.get()) > limits.max_cpu_time() {
                     stop.set(Some(Stop::CpuTime));
                 }
             }
             stop.get().is_some() || cancel.load(Ordering::Relaxed)
         }
     })));
-    let Ok(context) = Context::full(&runtime) else {
-        return failed("QuickJS could not make a context");
-    };
     let shared = Shared {
         stop,
         logs: RefCell::new(Vec::new()),
         log_bytes: Cell::new(0),
         calls: Cell::new(0),
         pending: RefCell::new(HashMap::new()),
+        inline: program.inline.clone(),
+        tools_cpu,
         #[cfg(feature = "typescript")]
         positions: RefCell::default(),
         to_host: to_host.clone(),
@@ -339,7 +362,17 @@ fn settle(ctx: &Ctx<'_>, shared: &Shared, settled: Settled) -> rquickjs::Result<
         return Ok(());
     };
     let (resolve, reject) = (resolve.restore(ctx)?, reject.restore(ctx)?);
-    let error = match settled.reply {
+    answer(ctx, settled.reply, &resolve, &reject)
+}
+
+/// Resolves a call's promise with its value, or rejects it with its error.
+fn answer<'js>(
+    ctx: &Ctx<'js>,
+    reply: Result<FrozenValue, CallError>,
+    resolve: &Function<'js>,
+    reject: &Function<'js>,
+) -> rquickjs::Result<()> {
+    let error = match reply {
         Ok(value) => match to_js(ctx, value.as_value())? {
             Ok(value) => return resolve.call::<_, ()>((value,)),
             Err(problem) => CallError {
@@ -437,6 +470,25 @@ fn call_tool<'js>(
     match args {
         Ok(args) => {
             let seq = calls as u64;
+            // Alone in flight (so within the concurrency limit), a call is dispatched here.
+            let inline = shared
+                .inline
+                .as_ref()
+                .filter(|_| shared.pending.borrow().is_empty());
+            let message = match inline {
+                Some(inline) => match dispatch_here(shared, inline, seq, tool, args) {
+                    Ok(reply) => {
+                        answer(ctx, reply, &resolve, &reject)?;
+                        return Ok(promise.into_value());
+                    }
+                    Err(dispatch) => ToHost::Finish { seq, dispatch },
+                },
+                None => ToHost::Call {
+                    seq,
+                    name: tool.to_owned(),
+                    args,
+                },
+            };
             shared.pending.borrow_mut().insert(
                 seq,
                 (
@@ -444,12 +496,7 @@ fn call_tool<'js>(
                     Persistent::save(ctx, reject),
                 ),
             );
-            let call = ToHost::Call {
-                seq,
-                name: tool.to_owned(),
-                args,
-            };
-            if shared.to_host.send(call).is_err() {
+            if shared.to_host.send(message).is_err() {
                 shared.end(Stop::Engine);
             }
         }
@@ -463,6 +510,52 @@ fn call_tool<'js>(
         }
     }
     Ok(promise.into_value())
+}
+
+/// Dispatches a call on this thread, inside the host's runtime: its reply if it completed at
+/// once, else the dispatch as it stands, for the host to finish. The time the tool took is
+/// kept out of the program's CPU time.
+fn dispatch_here(
+    shared: &Shared,
+    inline: &InlineDispatch,
+    seq: u64,
+    tool: &str,
+    args: serde_json::Value,
+) -> Result<Result<FrozenValue, CallError>, BoxFuture<'static, ToolOutcome>> {
+    let call = ToolCall::new(format!("{}.{seq}", inline.parent_id), tool, args);
+    let before = Instant::now();
+    let mut dispatch = inline.dispatcher.dispatch(call);
+    let polled = {
+        let _inside = inline.runtime.enter();
+        // The host polls it again, with a waker of its own, if it is not done.
+        let mut context = std::task::Context::from_waker(std::task::Waker::noop());
+        dispatch.as_mut().poll(&mut context)
+    };
+    shared
+        .tools_cpu
+        .set(shared.tools_cpu.get() + before.elapsed());
+    match polled {
+        std::task::Poll::Ready(outcome) => Ok(reply(outcome)),
+        std::task::Poll::Pending => Err(dispatch),
+    }
+}
+
+/// A nested outcome as the program gets it: the canonical value, or the error's parts.
+pub(crate) fn reply(outcome: ToolOutcome) -> Result<FrozenValue, CallError> {
+    match outcome.into_parts().result {
+        Ok(value) => Ok(value),
+        Err(error) => {
+            let (name, code) = error.info.map_or_else(
+                || ("ToolError".to_owned(), "TOOL_FAILED".to_owned()),
+                |info| (info.name, info.code),
+            );
+            Err(CallError {
+                name,
+                code,
+                message: error.message,
+            })
+        }
+    }
 }
 
 /// `console.*`: one line, its values separated by spaces, as `console.log` shows them.

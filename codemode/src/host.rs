@@ -14,13 +14,25 @@ use futures_util::stream::FuturesUnordered;
 use toolprism::context::NestedDispatcher;
 use toolprism::{BoxFuture, ToolCall, ToolOutcome};
 
-use crate::engine::{self, CallError, Failure, Program, RunEnd, Settled, ToHost};
+use crate::engine::{self, Failure, InlineDispatch, Program, RunEnd, Settled, ToHost, reply};
 use crate::limits::Stop;
 
 /// Runs a program to its end, dispatching its tool calls through `dispatcher`. Nested calls
 /// are named `<parent_id>.<n>`, `n` counting from 1 in the order the program made them.
-pub(crate) async fn run(program: Program, dispatcher: NestedDispatcher, parent_id: &str) -> RunEnd {
+pub(crate) async fn run(
+    mut program: Program,
+    dispatcher: NestedDispatcher,
+    parent_id: &str,
+) -> RunEnd {
     let width = program.limits.max_concurrent_calls();
+    // On Tokio, the engine dispatches a call alone in flight itself, on its own thread.
+    program.inline = tokio::runtime::Handle::try_current()
+        .ok()
+        .map(|runtime| InlineDispatch {
+            dispatcher: dispatcher.clone(),
+            runtime,
+            parent_id: parent_id.to_owned(),
+        });
     let (to_host, mut from_engine) = tokio::sync::mpsc::unbounded_channel();
     let (to_engine, from_host) = mpsc::channel();
     let cancel = Arc::new(AtomicBool::new(false));
@@ -65,6 +77,11 @@ pub(crate) async fn run(program: Program, dispatcher: NestedDispatcher, parent_i
                         queued.push_back((seq, call));
                     }
                 }
+                Poll::Ready(Some(ToHost::Finish { seq, dispatch })) => {
+                    progressed = true;
+                    // The engine starts a call only with none in flight: there is room.
+                    running.push(Box::pin(async move { (seq, dispatch.await) }));
+                }
                 Poll::Ready(Some(ToHost::Done(end))) => return Poll::Ready(end),
                 Poll::Ready(None) => {
                     return Poll::Ready(RunEnd {
@@ -83,24 +100,6 @@ pub(crate) async fn run(program: Program, dispatcher: NestedDispatcher, parent_i
         }
     })
     .await
-}
-
-/// A nested outcome as the program gets it: the canonical value, or the error's parts.
-fn reply(outcome: ToolOutcome) -> Result<toolprism::FrozenValue, CallError> {
-    match outcome.into_parts().result {
-        Ok(value) => Ok(value),
-        Err(error) => {
-            let (name, code) = error.info.map_or_else(
-                || ("ToolError".to_owned(), "TOOL_FAILED".to_owned()),
-                |info| (info.name, info.code),
-            );
-            Err(CallError {
-                name,
-                code,
-                message: error.message,
-            })
-        }
-    }
 }
 
 /// Stops the engine when the run is dropped (a cancelled `run_code`) or ends.

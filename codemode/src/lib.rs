@@ -35,6 +35,7 @@ mod declare;
 mod engine;
 mod host;
 mod limits;
+mod pool;
 #[cfg(feature = "typescript")]
 mod typescript;
 
@@ -202,6 +203,7 @@ async fn run(
         code,
         tools,
         limits,
+        inline: None,
     };
     let RunEnd { logs, outcome } = host::run(program, cx.dispatcher(), cx.call_id()).await;
     match outcome {
