@@ -6,8 +6,8 @@
 //! - `start`: a run that returns at once (`program/0`, a fresh runtime on an engine thread),
 //!   against a direct dispatch of `add` (`direct_add`).
 //! - `parallel`: 16 programs of 100 calls each at once (`programs/16`) against one
-//!   (`programs/1`), on a Tokio runtime of 1 and of 2 workers: with the engine threads spread
-//!   over the cores, 16 take 16 ÷ cores times one.
+//!   (`programs/1`), each spawned on a Tokio runtime of 1 and of 2 workers; spread perfectly
+//!   over the cores, 16 would take 16 ÷ cores times one.
 //!
 //! `cargo bench -p toolprism-codemode --bench codemode`.
 
@@ -95,13 +95,25 @@ fn parallel(c: &mut Criterion) {
         for programs in [1, 16] {
             group.bench_function(format!("workers/{workers}/programs/{programs}"), |b| {
                 b.iter(|| {
-                    let runs = (0..programs).map(|at| {
-                        let call =
-                            ToolCall::new(format!("run{at}"), "run_code", json!({ "code": code }));
-                        snapshot.dispatch(call, Surface::Direct)
-                    });
+                    let runs: Vec<_> = (0..programs)
+                        .map(|at| {
+                            let call = ToolCall::new(
+                                format!("run{at}"),
+                                "run_code",
+                                json!({ "code": code }),
+                            );
+                            let snapshot = snapshot.clone();
+                            runtime.spawn(
+                                async move { snapshot.dispatch(call, Surface::Direct).await },
+                            )
+                        })
+                        .collect();
                     let outcomes = runtime.block_on(futures_util::future::join_all(runs));
-                    assert!(outcomes.iter().all(|outcome| !outcome.is_error()));
+                    assert!(
+                        outcomes.iter().all(|outcome| outcome
+                            .as_ref()
+                            .is_ok_and(|outcome| !outcome.is_error()))
+                    );
                     black_box(outcomes)
                 });
             });

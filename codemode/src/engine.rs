@@ -1,9 +1,11 @@
-//! The JavaScript side of a run: a fresh QuickJS runtime on a thread of its own, holding
+//! The JavaScript side of a run: a fresh QuickJS runtime on an engine thread (`pool`), holding
 //! nothing but `tools` and `console`, driven until the program's promise settles or a limit
-//! ends it. Tool calls leave as messages to the host and come back as settled promises.
+//! ends it. A tool call with none other in flight is dispatched here, inside the host's Tokio
+//! runtime, and answered at once if it completes at once; any other leaves as a message to the
+//! host and comes back as a settled promise.
 //!
-//! A thread per run keeps a busy program off the host's executor: a loop that spins until its
-//! CPU limit blocks this thread, never an async worker.
+//! An engine thread per run keeps a busy program off the host's executor: a loop that spins
+//! until its CPU limit blocks this thread, never an async worker.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -62,6 +64,8 @@ pub(crate) struct InlineDispatch {
     pub(crate) dispatcher: NestedDispatcher,
     pub(crate) runtime: tokio::runtime::Handle,
     pub(crate) parent_id: String,
+    /// The `run_code` call's span, so that a call dispatched here is traced inside it.
+    pub(crate) span: tracing::Span,
 }
 
 /// A tool call's answer.
@@ -150,6 +154,10 @@ struct Shared {
     calls: Cell<usize>,
     pending: RefCell<HashMap<u64, Resolvers>>,
     inline: Option<InlineDispatch>,
+    /// When the run must end, and whether its host dropped it: checked before a call is
+    /// dispatched here, where no interrupt would notice them.
+    deadline: Instant,
+    cancel: Arc<AtomicBool>,
     /// Time this thread spent in tools' code (their polls, by the wall clock: a thread-CPU
     /// reading costs a system call), which the program's CPU limit leaves out.
     tools_cpu: Rc<Cell<Duration>>,
@@ -165,6 +173,18 @@ impl Shared {
         if self.stop.get().is_none() {
             self.stop.set(Some(stop));
         }
+    }
+
+    /// Ends the run (throwing) if its wall time is over or its host dropped it.
+    fn check_still_wanted(&self, ctx: &Ctx<'_>) -> rquickjs::Result<()> {
+        if Instant::now() >= self.deadline {
+            self.end(Stop::WallTime);
+        } else if self.cancel.load(Ordering::Relaxed) || self.to_host.is_closed() {
+            self.end(Stop::Engine);
+        } else {
+            return Ok(());
+        }
+        Err(Exception::throw_internal(ctx, "the run is over"))
     }
 }
 
@@ -211,6 +231,8 @@ fn run(
         calls: Cell::new(0),
         pending: RefCell::new(HashMap::new()),
         inline: program.inline.clone(),
+        deadline,
+        cancel: cancel.clone(),
         tools_cpu,
         #[cfg(feature = "typescript")]
         positions: RefCell::default(),
@@ -476,13 +498,18 @@ fn call_tool<'js>(
                 .as_ref()
                 .filter(|_| shared.pending.borrow().is_empty());
             let message = match inline {
-                Some(inline) => match dispatch_here(shared, inline, seq, tool, args) {
-                    Ok(reply) => {
-                        answer(ctx, reply, &resolve, &reject)?;
-                        return Ok(promise.into_value());
+                Some(inline) => {
+                    shared.check_still_wanted(ctx)?;
+                    match dispatch_here(shared, inline, seq, tool, args) {
+                        Ok(reply) => {
+                            // A call that ran past the deadline ends the run, not succeeds.
+                            shared.check_still_wanted(ctx)?;
+                            answer(ctx, reply, &resolve, &reject)?;
+                            return Ok(promise.into_value());
+                        }
+                        Err(dispatch) => ToHost::Finish { seq, dispatch },
                     }
-                    Err(dispatch) => ToHost::Finish { seq, dispatch },
-                },
+                }
                 None => ToHost::Call {
                     seq,
                     name: tool.to_owned(),
@@ -496,7 +523,10 @@ fn call_tool<'js>(
                     Persistent::save(ctx, reject),
                 ),
             );
-            if shared.to_host.send(message).is_err() {
+            if let Err(unsent) = shared.to_host.send(message) {
+                // A dispatch handed over is dropped where it ran: inside the host's runtime.
+                let _inside = inline.map(|inline| inline.runtime.enter());
+                drop(unsent);
                 shared.end(Stop::Engine);
             }
         }
@@ -524,6 +554,7 @@ fn dispatch_here(
 ) -> Result<Result<FrozenValue, CallError>, BoxFuture<'static, ToolOutcome>> {
     let call = ToolCall::new(format!("{}.{seq}", inline.parent_id), tool, args);
     let before = Instant::now();
+    let _in_run = inline.span.enter();
     let mut dispatch = inline.dispatcher.dispatch(call);
     let polled = {
         let _inside = inline.runtime.enter();

@@ -1,6 +1,7 @@
 //! The host side of a run: starts the engine, runs the tool calls it asks for as nested
-//! dispatches (at most `concurrent_calls` at once, the rest queued in order), and hands each
-//! settled call back. Dropping the run drops the calls in flight and stops the engine.
+//! dispatches (at most `concurrent_calls` at once, the rest queued in order), finishes those
+//! the engine started and could not complete at once, and hands each settled call back.
+//! Dropping the run drops the calls in flight and stops the engine.
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
@@ -32,6 +33,7 @@ pub(crate) async fn run(
             dispatcher: dispatcher.clone(),
             runtime,
             parent_id: parent_id.to_owned(),
+            span: tracing::Span::current(),
         });
     let (to_host, mut from_engine) = tokio::sync::mpsc::unbounded_channel();
     let (to_engine, from_host) = mpsc::channel();

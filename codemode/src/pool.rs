@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use rquickjs::{Context, Runtime};
 
-/// Idle engine threads kept at most, each holding a fresh runtime.
-const MAX_IDLE: usize = 8;
+/// Idle engine threads kept at most, each holding a fresh runtime: as many as runs at once by
+/// default.
+const MAX_IDLE: usize = crate::DEFAULT_CONCURRENT_RUNS;
 /// How long an idle engine thread waits for a run before it ends.
 const IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -82,6 +83,9 @@ fn serve(
     loop {
         // The job contains its own panics (and says so to its host).
         job(fresh.take());
+        if idle().len() >= MAX_IDLE {
+            return;
+        }
         fresh = Fresh::make();
         {
             let mut idle = idle();

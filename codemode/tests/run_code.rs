@@ -657,3 +657,70 @@ async fn runs_beyond_the_bound_wait_their_turn() {
     // One program at a time, each making one call at a time: never two calls in flight.
     assert_eq!(gauge.most.load(Ordering::SeqCst), 1);
 }
+
+/// Counts its calls, and takes `ms` milliseconds of the calling thread each time.
+struct Sleeper {
+    calls: AtomicUsize,
+}
+
+#[toolset]
+impl Sleeper {
+    /// Sleeps, blocking its thread.
+    #[tool]
+    fn nap(&self, #[arg] ms: u64) -> u64 {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(ms));
+        ms
+    }
+}
+
+fn sleeper_fixture(limits: Limits) -> (Fixture, Arc<Sleeper>) {
+    let sleeper = Arc::new(Sleeper {
+        calls: AtomicUsize::new(0),
+    });
+    let shared = sleeper.clone();
+    let fixture = fixture_with(limits, move |builder| builder.toolset_shared(shared));
+    (fixture, sleeper)
+}
+
+#[tokio::test]
+async fn calls_that_complete_at_once_still_end_at_the_wall_time() {
+    let (fixture, sleeper) =
+        sleeper_fixture(Limits::default().wall_time(Duration::from_millis(300)));
+    let outcome = run(
+        &fixture.registry,
+        "for (let i = 0; i < 100; i++) await tools.nap({ms: 50}); return 1;",
+    )
+    .await;
+    assert_stop(&outcome, Stop::WallTime);
+    assert!(sleeper.calls.load(Ordering::SeqCst) < 100);
+    assert_host_unaffected(&fixture.registry).await;
+}
+
+#[tokio::test]
+async fn a_dropped_run_makes_no_more_calls() {
+    let (fixture, sleeper) = sleeper_fixture(Limits::default());
+    let registry = fixture.registry.clone();
+    let task = tokio::spawn(async move {
+        run(
+            &registry,
+            "for (let i = 0; i < 1000; i++) await tools.nap({ms: 2}); return 1;",
+        )
+        .await
+    });
+    for _ in 0..1_000 {
+        if sleeper.calls.load(Ordering::SeqCst) >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    // The call running when it was dropped may finish; none starts after.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let after_drop = sleeper.calls.load(Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(sleeper.calls.load(Ordering::SeqCst), after_drop);
+    assert!(after_drop < 1_000);
+    assert_host_unaffected(&fixture.registry).await;
+}
