@@ -5,8 +5,9 @@
 //! Every type is the schema's or wider, never narrower: what the schema says and TypeScript
 //! cannot (`not`, `if`/`then`, patterns, bounds) is left out, and what cannot be written as a
 //! wider type (a `$ref` outside the schema, schemas nested past [`MAX_SCHEMA_DEPTH`]) is
-//! `unknown`. Type names come from tool names (`read_file` → `ReadFileArgs`,
-//! `ReadFileValue`), made unique.
+//! `unknown`. A type is named for its tool (`read_file` → `ReadFileArgs`, `ReadFileValue`), a
+//! definition for its key (`Line`), each name made unique; a type two tools share is declared
+//! once, under the name it was first given.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
@@ -32,40 +33,12 @@ pub const MAX_SCHEMA_DEPTH: usize = 32;
 /// assert!(declarations.contains("type AddValue = number;"));
 /// ```
 pub fn declarations<'a>(tools: impl IntoIterator<Item = &'a AdvertisedTool>) -> String {
-    let mut names = TypeNames::default();
-    let mut types = String::new();
+    let mut declared = Declared::default();
     let mut members = String::new();
     for tool in tools {
-        let stem = names.unique(&pascal_case(tool.name()));
-        let args = format!("{stem}Args");
-        let value = format!("{stem}Value");
-        for (name, schema) in [(&args, tool.input_schema()), (&value, tool.output_schema())] {
-            let defs = definitions_of(schema);
-            let def_names: HashMap<&str, String> = defs
-                .iter()
-                .flat_map(|defs| defs.keys())
-                .map(|def| {
-                    (
-                        def.as_str(),
-                        names.unique(&format!("{name}_{}", pascal_case(def))),
-                    )
-                })
-                .collect();
-            let writer = Writer {
-                defs,
-                def_names: &def_names,
-                root_name: name,
-            };
-            for (type_name, schema) in std::iter::once((name.as_str(), schema)).chain(
-                defs.iter()
-                    .flat_map(|defs| defs.iter())
-                    .map(|(def, schema)| (def_names[def.as_str()].as_str(), schema)),
-            ) {
-                push_doc(&mut types, description_of(schema), "");
-                let body = writer.type_of(schema, 0, "");
-                let _ = writeln!(types, "type {type_name} = {body};");
-            }
-        }
+        let stem = pascal_case(tool.name());
+        let args = declared.declare(tool.input_schema(), &format!("{stem}Args"));
+        let value = declared.declare(tool.output_schema(), &format!("{stem}Value"));
         push_doc(&mut members, tool.description(), "  ");
         let _ = writeln!(
             members,
@@ -73,7 +46,138 @@ pub fn declarations<'a>(tools: impl IntoIterator<Item = &'a AdvertisedTool>) -> 
             property_name(tool.name())
         );
     }
-    format!("{types}\ndeclare const tools: {{\n{members}}};\n")
+    format!(
+        "{}\ndeclare const tools: {{\n{members}}};\n",
+        declared.types
+    )
+}
+
+/// The types declared so far. A type is declared once: a schema (or a `$defs` entry) equal to
+/// one declared before, the definitions it refers to included, is the type declared before,
+/// so tools that share a type (and its doc comment) cost the model its name only.
+#[derive(Default)]
+struct Declared {
+    names: TypeNames,
+    /// The name each schema was declared under, by [`type_key`].
+    by_key: HashMap<String, String>,
+    types: String,
+}
+
+impl Declared {
+    /// Declares the type of a root schema (and its definitions) unless it is declared already,
+    /// and returns its name: `fallback`, made unique. Definitions are named for their key.
+    fn declare(&mut self, schema: &Value, fallback: &str) -> String {
+        // An equal root has equal definitions, declared with it.
+        let root_key = type_key(schema, None);
+        if let Some(name) = self.by_key.get(&root_key) {
+            return name.clone();
+        }
+        let root_name = self.names.unique(fallback);
+        self.by_key.insert(root_key, root_name.clone());
+        let defs = definitions_of(schema);
+        // A definition that refers to the root is keyed by the whole root.
+        let refers_to_root = defs.is_some_and(|defs| defs.values().any(refers_to_root));
+        let mut def_names: HashMap<&str, String> = HashMap::new();
+        let mut new_defs = Vec::new();
+        for (def, def_schema) in defs.iter().flat_map(|defs| defs.iter()) {
+            let key = if refers_to_root {
+                type_key(schema, None)
+            } else {
+                type_key(def_schema, defs)
+            };
+            let key = format!("{def}\u{0}{key}");
+            let name = if let Some(name) = self.by_key.get(&key) {
+                name.clone()
+            } else {
+                let name = self.names.unique(&pascal_case(def));
+                self.by_key.insert(key, name.clone());
+                new_defs.push((name.clone(), def_schema));
+                name
+            };
+            def_names.insert(def.as_str(), name);
+        }
+        let writer = Writer {
+            defs,
+            def_names: &def_names,
+            root_name: &root_name,
+        };
+        for (type_name, schema) in std::iter::once((root_name.as_str(), schema)).chain(
+            new_defs
+                .iter()
+                .map(|(name, schema)| (name.as_str(), *schema)),
+        ) {
+            push_doc(&mut self.types, description_of(schema), "");
+            let body = writer.type_of(schema, 0, "");
+            let _ = writeln!(self.types, "type {type_name} = {body};");
+        }
+        root_name
+    }
+}
+
+/// What makes two schemas one type: the schema's JSON, with the JSON of every definition it
+/// refers to, directly or not (`None`: the root, whose definitions are inside it).
+fn type_key(schema: &Value, defs: Option<&Map<String, Value>>) -> String {
+    let Some(defs) = defs else {
+        return schema.to_string();
+    };
+    let mut reached = std::collections::BTreeMap::new();
+    let mut pending = vec![schema];
+    let mut depth_left = MAX_REFERENCES;
+    while let Some(next) = pending.pop() {
+        for reference in references(next) {
+            let Some(name) = local_definition(reference) else {
+                continue;
+            };
+            let Some(target) = defs.get(name) else {
+                continue;
+            };
+            if depth_left > 0 && reached.insert(name, target).is_none() {
+                depth_left -= 1;
+                pending.push(target);
+            }
+        }
+    }
+    format!(
+        "{schema}\u{0}{}",
+        serde_json::to_string(&reached).unwrap_or_default()
+    )
+}
+
+/// At most this many definitions are followed into one [`type_key`].
+const MAX_REFERENCES: usize = 1_000;
+
+/// The `$ref`s in a schema, at any depth up to [`MAX_SCHEMA_DEPTH`].
+fn references(schema: &Value) -> Vec<&str> {
+    let mut found = Vec::new();
+    let mut pending = vec![(schema, 0)];
+    while let Some((value, depth)) = pending.pop() {
+        if depth > MAX_SCHEMA_DEPTH {
+            continue;
+        }
+        match value {
+            Value::Object(object) => {
+                if let Some(Value::String(reference)) = object.get("$ref") {
+                    found.push(reference.as_str());
+                }
+                pending.extend(object.values().map(|value| (value, depth + 1)));
+            }
+            Value::Array(items) => pending.extend(items.iter().map(|value| (value, depth + 1))),
+            _ => {}
+        }
+    }
+    found
+}
+
+/// Whether a definition refers to the root schema (`#`), which makes it part of the root's type.
+fn refers_to_root(schema: &Value) -> bool {
+    references(schema).contains(&"#")
+}
+
+/// The definition a local `$ref` names.
+fn local_definition(reference: &str) -> Option<&str> {
+    reference
+        .strip_prefix("#/$defs/")
+        .or_else(|| reference.strip_prefix("#/definitions/"))
 }
 
 /// The `$defs` (or draft-07 `definitions`) at a schema's root, which its `$ref`s name.
@@ -281,10 +385,8 @@ impl Writer<'_> {
         if reference == "#" {
             return self.root_name.to_owned();
         }
-        let name = reference
-            .strip_prefix("#/$defs/")
-            .or_else(|| reference.strip_prefix("#/definitions/"));
-        name.and_then(|name| self.def_names.get(name))
+        local_definition(reference)
+            .and_then(|name| self.def_names.get(name))
             .filter(|_| self.defs.is_some())
             .cloned()
             .unwrap_or_else(|| "unknown".to_owned())
@@ -337,9 +439,104 @@ fn pascal_case(name: &str) -> String {
     out
 }
 
-/// Type names handed out so far, so two tools never share one.
-#[derive(Default)]
+/// Type names handed out so far, so two types never share one, and none is a global type of
+/// TypeScript's standard library (which a declaration of the same name would clash with).
 struct TypeNames(HashSet<String>);
+
+/// The global types of TypeScript's standard library (ES2022) a schema's title might be.
+const GLOBAL_TYPES: &[&str] = &[
+    "Array",
+    "ArrayBuffer",
+    "ArrayBufferLike",
+    "ArrayBufferView",
+    "ArrayLike",
+    "AsyncGenerator",
+    "AsyncIterable",
+    "AsyncIterableIterator",
+    "AsyncIterator",
+    "Atomics",
+    "Awaited",
+    "BigInt",
+    "BigInt64Array",
+    "BigUint64Array",
+    "Boolean",
+    "Capitalize",
+    "ConstructorParameters",
+    "DataView",
+    "Date",
+    "Error",
+    "ErrorOptions",
+    "EvalError",
+    "Exclude",
+    "Extract",
+    "Float32Array",
+    "Float64Array",
+    "Function",
+    "Generator",
+    "InstanceType",
+    "Int16Array",
+    "Int32Array",
+    "Int8Array",
+    "Intl",
+    "Iterable",
+    "IterableIterator",
+    "Iterator",
+    "IteratorResult",
+    "JSON",
+    "Lowercase",
+    "Map",
+    "Math",
+    "NoInfer",
+    "NonNullable",
+    "Number",
+    "Object",
+    "Omit",
+    "OmitThisParameter",
+    "Parameters",
+    "Partial",
+    "Pick",
+    "Promise",
+    "PromiseLike",
+    "PropertyDescriptor",
+    "PropertyKey",
+    "Proxy",
+    "RangeError",
+    "Readonly",
+    "ReadonlyArray",
+    "ReadonlyMap",
+    "ReadonlySet",
+    "Record",
+    "ReferenceError",
+    "Reflect",
+    "RegExp",
+    "Required",
+    "ReturnType",
+    "Set",
+    "SharedArrayBuffer",
+    "String",
+    "Symbol",
+    "SyntaxError",
+    "TemplateStringsArray",
+    "ThisParameterType",
+    "ThisType",
+    "TypeError",
+    "URIError",
+    "Uint16Array",
+    "Uint32Array",
+    "Uint8Array",
+    "Uint8ClampedArray",
+    "Uncapitalize",
+    "Uppercase",
+    "WeakMap",
+    "WeakRef",
+    "WeakSet",
+];
+
+impl Default for TypeNames {
+    fn default() -> Self {
+        Self(GLOBAL_TYPES.iter().map(|name| (*name).to_owned()).collect())
+    }
+}
 
 impl TypeNames {
     fn unique(&mut self, stem: &str) -> String {
@@ -445,6 +642,62 @@ mod tests {
         assert_eq!(
             type_of(&json!({"type": "object", "additionalProperties": {"type": "number"}})),
             "{\n  [key: string]: number;\n}"
+        );
+    }
+
+    /// A tool whose schemas are given.
+    fn remote(name: &str, input: Value, output: Value) -> toolprism::tool::ToolDef {
+        toolprism::tool::ToolDef::builder(name)
+            .description("Remote.")
+            .input_schema(input)
+            .output_schema(output)
+            .presented_handler(|_: Value, _: toolprism::ToolContext| async {
+                Ok::<_, toolprism::ToolError>(toolprism::tool::Presented::new(
+                    Value::Null,
+                    Vec::new(),
+                ))
+            })
+            .build()
+    }
+
+    #[test]
+    fn a_type_two_tools_share_is_declared_once() {
+        let entry = json!({"type": "object", "description": "One entry.", "properties": {"name": {"type": "string"}}});
+        let listing = json!({
+            "type": "object",
+            "properties": {"entries": {"type": "array", "items": {"$ref": "#/$defs/Entry"}}},
+            "$defs": {"Entry": entry},
+        });
+        let other_entry = json!({
+            "type": "object",
+            "properties": {"entry": {"$ref": "#/$defs/Entry"}, "map": {"$ref": "#/$defs/Map"}},
+            "$defs": {"Entry": {"type": "string"}, "Map": {"type": "object"}},
+        });
+        let registry = toolprism::Registry::builder()
+            .tool(remote("first", json!({"type": "object"}), listing.clone()))
+            .tool(remote("second", json!({"type": "object"}), listing))
+            .tool(remote("third", other_entry, json!({"type": "number"})))
+            .build()
+            .unwrap();
+        let snapshot = registry.snapshot();
+        let text = declarations(snapshot.definitions());
+        assert_eq!(text.matches("One entry.").count(), 1, "{text}");
+        assert!(
+            text.contains("first(args: FirstArgs): Promise<FirstValue>;"),
+            "{text}"
+        );
+        assert!(
+            text.contains("second(args: FirstArgs): Promise<FirstValue>;"),
+            "{text}"
+        );
+        assert!(text.contains("entries?: Array<Entry>;"), "{text}");
+        // Another `Entry`, another type; and no type takes a global's name.
+        assert!(text.contains("type Entry2 = string;"), "{text}");
+        assert!(text.contains("entry?: Entry2;"), "{text}");
+        assert!(text.contains("map?: Map2;"), "{text}");
+        assert!(
+            text.contains("third(args: ThirdArgs): Promise<ThirdValue>;"),
+            "{text}"
         );
     }
 

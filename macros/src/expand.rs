@@ -202,15 +202,9 @@ pub(crate) fn tool_def(
         .states()
         .map(|inner| quote_spanned!(inner.span()=> .requires_state::<#inner>()));
     let projections = projection_steps(tool);
-    // Named for what it checks, and spanned on the function: a body whose future is not
-    // `Send` is reported there, "required by a bound in `tool_body_must_be_send`".
-    let must_be_send =
-        quote_spanned!(tool.sig.ident.span()=> #krate::__private::tool_body_must_be_send);
-    let body_step =
-        quote_spanned!(tool.sig.ident.span()=> #must_be_send(#head #signature, #handler));
     let about = about_steps(tool, krate);
     quote! {
-        #body_step
+        #head #signature .erased_body(#handler)
             #(#states)*
             #projections
             .build()
@@ -327,35 +321,47 @@ fn signature_steps(tool: &ToolFn, args_ident: &Ident, krate: &Path) -> TokenStre
     quote!(#args_step #returns_step #keep_step)
 }
 
-/// The body the builder takes: `|args, cx| async move { … }`, which takes the host state out
-/// of the context, calls the user's function and converts its error.
+/// The body the builder takes: `|args, cx, finish| Box::pin(async move { … })`, which takes
+/// the host state out of the context, calls the user's function, converts its error and
+/// snapshots its value. The future is boxed here, and the value finished inside it, so the
+/// generic code of the runtime never names the future: an edit of one tool's body recompiles
+/// that tool's code, not the runtime's instantiations for every tool. A synchronous function
+/// runs in a closure that `sync_body` calls when polled: no future of its own.
 fn handler_closure(tool: &ToolFn, krate: &Path, callee: &Callee) -> TokenStream {
-    let needs_context = tool
-        .inputs
-        .iter()
-        .any(|input| matches!(input, Input::Context(_) | Input::State { .. }));
-    let cx_pat = if needs_context {
-        quote!(__toolprism_cx)
-    } else {
-        quote!(_)
-    };
     let states = tool.states().enumerate().map(|(index, inner)| {
         let binding = format_ident!("__toolprism_state_{index}");
         quote! {
-            let #binding = #krate::__private::state::<#inner>(&__toolprism_cx)?;
+            let #binding = match #krate::__private::state::<#inner>(&__toolprism_cx) {
+                ::core::result::Result::Ok(__toolprism_state) => __toolprism_state,
+                ::core::result::Result::Err(__toolprism_error) => {
+                    return #krate::__private::BodyOutput::failed(__toolprism_error);
+                }
+            };
         }
     });
     let result = result_expr(tool, krate, &call_expr(tool, callee));
-    // Spanned on the function, so a body whose future is not `Send` is reported there.
-    let body = quote_spanned!(tool.sig.ident.span()=> async move { #(#states)* #result });
+    // Named for what it checks, and spanned on the function: a body whose future is not
+    // `Send` is reported there, "required by a bound in `tool_body_must_be_send`".
     let span = tool.sig.ident.span();
+    let body = if tool.sig.asyncness.is_some() {
+        quote_spanned! {span=>
+            #krate::__private::tool_body_must_be_send(async move { #(#states)* #result })
+        }
+    } else {
+        quote_spanned! {span=>
+            #krate::__private::sync_body(move || { #(#states)* #result })
+        }
+    };
+    let params = quote_spanned! {span=>
+        __toolprism_args,
+        __toolprism_cx: #krate::__private::ToolContext,
+        __toolprism_finish
+    };
     match callee {
-        Callee::Free => quote_spanned! {span=>
-            |__toolprism_args, #cx_pat: #krate::__private::ToolContext| #body
-        },
+        Callee::Free => quote_spanned! {span=> |#params| { #body } },
         Callee::Method { .. } => quote_spanned! {span=> {
             let __toolprism_shared = ::core::clone::Clone::clone(&self);
-            move |__toolprism_args, #cx_pat: #krate::__private::ToolContext| {
+            move |#params| {
                 let __toolprism_self = ::core::clone::Clone::clone(&__toolprism_shared);
                 #body
             }
@@ -402,8 +408,8 @@ fn call_expr(tool: &ToolFn, callee: &Callee) -> TokenStream {
     }
 }
 
-/// The body's result as `Result<T, ToolError>`: a plain value wrapped, an error converted
-/// (spanned on the user's error type, so a missing conversion is reported there).
+/// What the body produced: its value finished (snapshotted), or its error converted (spanned
+/// on the user's error type, so a missing conversion is reported there).
 fn result_expr(tool: &ToolFn, krate: &Path, call: &TokenStream) -> TokenStream {
     match &tool.output {
         Output::Result { ty, err, .. } => {
@@ -413,16 +419,16 @@ fn result_expr(tool: &ToolFn, krate: &Path, call: &TokenStream) -> TokenStream {
             quote! {
                 match #call {
                     ::core::result::Result::Ok(__toolprism_value) => {
-                        ::core::result::Result::Ok(__toolprism_value)
+                        __toolprism_finish.value(__toolprism_value, &__toolprism_cx)
                     }
                     ::core::result::Result::Err(__toolprism_error) => {
-                        ::core::result::Result::Err(#convert)
+                        #krate::__private::BodyOutput::failed(#convert)
                     }
                 }
             }
         }
         Output::Unit | Output::Plain(_) => {
-            quote!(::core::result::Result::Ok::<_, #krate::__private::ToolError>(#call))
+            quote!(__toolprism_finish.value(#call, &__toolprism_cx))
         }
     }
 }

@@ -276,31 +276,57 @@ pub mod prelude {
 pub mod __private {
     use std::future::Future;
 
+    use crate::BoxFuture;
     pub use crate::context::{State, ToolContext};
     pub use crate::error::ToolError;
-    pub use crate::tool::{Callers, Icon, IconTheme, TaskSupport};
+    use crate::tool::is_valid_tool_name;
     pub use crate::tool::{
-        IntoToolDef, KeepsVerbatim, ReadsBack, ToolArgs, ToolDef, ToolOutput, Toolset, ValueKind,
+        BodyOutput, Finish, IntoToolDef, KeepsVerbatim, ReadsBack, ToolArgs, ToolDef, ToolOutput,
+        Toolset, ValueKind,
     };
-    use crate::tool::{TypedToolBuilder, WithSignature, is_valid_tool_name};
+    pub use crate::tool::{Callers, Icon, IconTheme, TaskSupport};
     pub use schemars;
     pub use serde;
     pub use std::sync::Arc;
 
-    /// Sets the body. Named for what its bounds check: a body whose future is not `Send` is
-    /// reported on the user's function as "required by a bound in `tool_body_must_be_send`".
-    pub fn tool_body_must_be_send<A, T, E, F, Fut>(
-        builder: WithSignature<A, T>,
-        body: F,
-    ) -> TypedToolBuilder<A, T>
+    /// Boxes a body's future. Named for what its bound checks: a body whose future is not
+    /// `Send` is reported on the user's function as "required by a bound in
+    /// `tool_body_must_be_send`".
+    pub fn tool_body_must_be_send<F>(body: F) -> BoxFuture<'static, BodyOutput>
     where
-        A: 'static,
-        T: 'static,
-        E: Into<ToolError>,
-        F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        F: Future<Output = BodyOutput> + Send + 'static,
     {
-        builder.handler(body)
+        Box::pin(body)
+    }
+
+    /// A synchronous body, run when its future is first polled (as an `async` body starts),
+    /// so a synchronous tool makes no future of its own: `F` is the tool's closure, whose type
+    /// an edit of the body leaves as it is.
+    pub fn sync_body<F>(body: F) -> BoxFuture<'static, BodyOutput>
+    where
+        F: FnOnce() -> BodyOutput + Send + 'static,
+    {
+        Box::pin(SyncBody(Some(body)))
+    }
+
+    /// The future of [`sync_body`].
+    struct SyncBody<F>(Option<F>);
+
+    // The body is moved out, never pinned.
+    impl<F> Unpin for SyncBody<F> {}
+
+    impl<F: FnOnce() -> BodyOutput> Future for SyncBody<F> {
+        type Output = BodyOutput;
+
+        fn poll(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<BodyOutput> {
+            std::task::Poll::Ready(match self.get_mut().0.take() {
+                Some(body) => body(),
+                None => BodyOutput::failed(ToolError::new("the body was polled after it ended")),
+            })
+        }
     }
 
     /// The host state a `State<T>` parameter takes. Registration refuses a tool whose state

@@ -148,7 +148,10 @@ fn declarations_type_check_under_tsc_strict() {
         "read(args: ReadArgs): Promise<ReadValue>;",
         "\"files-search-v2\"(args: FilesSearchV2Args): Promise<FilesSearchV2Value>;",
         "\"9lives\"(args: T9livesArgs)",
-        "plant_(args: Plant2Args): Promise<Plant2Value>;",
+        // `{"type": "object"}` is `9lives`'s arguments' type, declared once; a name taken is
+        // not taken again.
+        "plant_(args: T9livesArgs): Promise<PlantValue2>;",
+        "type Line = {",
         "This must not end the comment.",
     ] {
         assert!(text.contains(expected), "{expected}\n{text}");

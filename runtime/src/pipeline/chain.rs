@@ -123,7 +123,7 @@ pub(super) async fn run_body(chain: &Arc<Chain>) -> ToolOutcome {
             }
         },
     };
-    let produced = match ran {
+    let produced = match ran.map(|output| output.0) {
         Ok(Ok(produced)) => produced,
         Ok(Err(BodyError::Input(why))) => {
             return failure(input_error(tool, &format!("- {why}")));

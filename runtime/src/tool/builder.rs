@@ -18,7 +18,8 @@ use crate::schema::{Plan, deserialize_schema_for, input_schema_for, output_schem
 use crate::value::{Checked, LosslessError, from_json, to_checked_value};
 
 use super::handler::{
-    Body, BodyError, FromJson, Kept, Produced, Projections, TypedHandler, ValueBack,
+    Body, BodyError, BodyOutput, FromJson, Kept, Produced, Project, Projections, TypedHandler,
+    not_deserialized,
 };
 use super::{Handler, RequiredState, ToolDef};
 
@@ -112,21 +113,22 @@ impl ToolBuilder {
     {
         self.args::<Value>()
             .returns::<Value>()
-            .with_body(Box::new(move |args, cx| {
+            .with_body(move |args, cx| {
                 let future = body(args, cx);
                 Box::pin(async move {
-                    let Presented { value, content } = future
-                        .await
-                        .map_err(|error| BodyError::Failed(error.into()))?;
-                    let (value, _) = snapshot(value, None).map_err(BodyError::Output)?;
-                    Ok(Produced {
-                        value,
-                        content: Some(content),
-                        judged: None,
-                        kept: None,
+                    BodyOutput(match future.await {
+                        Ok(Presented { value, content }) => snapshot(value, None)
+                            .map(|(value, _)| Produced {
+                                value,
+                                content: Some(content),
+                                judged: None,
+                                kept: None,
+                            })
+                            .map_err(BodyError::Output),
+                        Err(error) => Err(BodyError::Failed(error.into())),
                     })
                 })
-            }))
+            })
     }
 
     /// Names the argument type explicitly, before the body. `#[tool]` builds this way, so a
@@ -173,15 +175,10 @@ struct ValueCodec<T> {
     /// What `T` deserializes from: compared with `schema` when render or meta need the value
     /// back as `T`.
     deserialize_schema: fn() -> Value,
-    snapshot: SnapshotFn<T>,
-    /// Set for a [`Verbatim`](crate::value::Verbatim) type whose tool has `render` or `meta`:
-    /// the snapshot that keeps the value for them.
-    keep: Option<KeepFn<T>>,
+    /// [`snapshotted`], or for a [`Verbatim`](crate::value::Verbatim) type whose tool has
+    /// `render` or `meta`, [`kept`]: the snapshot that keeps the value for them.
+    finish: KeepFn<T>,
 }
-
-/// [`snapshot`]: a value's lossless JSON, and whether the output schema's plan accepted it
-/// (`None`: it did not judge it).
-type SnapshotFn<T> = fn(T, Option<&Plan>) -> Result<(Value, Option<bool>), LosslessError>;
 
 /// The lossless JSON of a value, and whether `plan` accepted it on the way. A `Value` (a
 /// dynamic tool's) is JSON already: it is measured, not serialized again (and judged after),
@@ -222,8 +219,45 @@ fn produced(snapshot: Result<(Value, Option<bool>), LosslessError>) -> Result<Pr
     })
 }
 
-/// [`kept`], for one value type.
+/// What a typed body produced, from its value: [`snapshotted`] or [`kept`], for one value type.
 type KeepFn<T> = fn(T, Option<&Plan>) -> Result<Produced, BodyError>;
+
+/// The snapshot of a value, checked against `plan` on the way.
+fn snapshotted<T: Serialize + 'static>(
+    value: T,
+    plan: Option<&Plan>,
+) -> Result<Produced, BodyError> {
+    produced(snapshot(value, plan))
+}
+
+/// How a body's value becomes what the pipeline takes ([`snapshotted`] or [`kept`]), handed to
+/// the body with each call. `#[tool]`'s body calls it inside its own future, so that future is
+/// the only type made for a tool's body: the generic code the tool instantiates never names it,
+/// and an edit of the body recompiles none of that code.
+#[doc(hidden)]
+pub struct Finish<T>(KeepFn<T>);
+
+impl<T> Clone for Finish<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Finish<T> {}
+
+impl<T> fmt::Debug for Finish<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Finish")
+    }
+}
+
+impl<T> Finish<T> {
+    /// What the body produced from `value`, checked against the plan of the call in `cx`.
+    #[doc(hidden)]
+    pub fn value(self, value: T, cx: &ToolContext) -> BodyOutput {
+        BodyOutput((self.0)(value, cx.output_plan()))
+    }
+}
 
 /// The snapshot of a [`Verbatim`](crate::value::Verbatim) value, which keeps the value for
 /// `render` and `meta`.
@@ -328,8 +362,7 @@ impl<A> WithArgs<A> {
             value: ValueCodec {
                 schema: output_schema_for::<T>,
                 deserialize_schema: deserialize_schema_for::<T>,
-                snapshot: snapshot::<T>,
-                keep: None,
+                finish: snapshotted::<T>,
             },
         }
     }
@@ -357,7 +390,9 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
     /// [`Verbatim`](crate::value::Verbatim) (`#[tool]` writes this step for a tool with either).
     #[doc(hidden)]
     pub fn keep_if_verbatim(mut self, kind: impl FnOnce(ValueKind<T>) -> Option<Keep<T>>) -> Self {
-        self.value.keep = kind(ValueKind::new()).map(|Keep(keep)| keep);
+        if let Some(Keep(keep)) = kind(ValueKind::new()) {
+            self.value.finish = keep;
+        }
         self
     }
 
@@ -368,35 +403,49 @@ impl<A: 'static, T: 'static> WithSignature<A, T> {
         F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<T, E>> + Send + 'static,
     {
-        let (snapshot, keep) = (self.value.snapshot, self.value.keep);
         // One boxed future per call: the body, then the lossless snapshot of its value, checked
         // against the output schema's plan (reached through the context) as it is built.
-        self.with_body(Box::new(move |args, cx| {
+        self.erased_body(move |args, cx, finish| {
             let scope = cx.clone();
             let future = body(args, cx);
             Box::pin(async move {
-                let value = future
-                    .await
-                    .map_err(|error| BodyError::Failed(error.into()))?;
-                match keep {
-                    Some(keep) => keep(value, scope.output_plan()),
-                    None => produced(snapshot(value, scope.output_plan())),
+                match future.await {
+                    Ok(value) => finish.value(value, &scope),
+                    Err(error) => BodyOutput::failed(error.into()),
                 }
             })
-        }))
+        })
     }
 
-    fn with_body(self, body: Body<A>) -> TypedToolBuilder<A, T> {
+    /// Sets a body that boxes its own future and finishes its own value (what `#[tool]`
+    /// writes): no generic code here names the body's future.
+    #[doc(hidden)]
+    pub fn erased_body<F>(self, body: F) -> TypedToolBuilder<A, T>
+    where
+        F: Fn(A, ToolContext, Finish<T>) -> crate::BoxFuture<'static, BodyOutput>
+            + Send
+            + Sync
+            + 'static,
+    {
+        let finish = Finish(self.value.finish);
+        self.with_body(move |args, cx| body(args, cx, finish))
+    }
+
+    /// The body, behind one that deserializes its arguments.
+    fn with_body<F>(self, body: F) -> TypedToolBuilder<A, T>
+    where
+        F: Fn(A, ToolContext) -> crate::BoxFuture<'static, BodyOutput> + Send + Sync + 'static,
+    {
+        let deserialize = self.args.deserialize;
         TypedToolBuilder {
             head: self.head,
             args: self.args,
             value: self.value,
-            body,
-            projections: Projections {
-                value_back: None,
-                render: None,
-                meta: None,
-            },
+            body: Box::new(move |args, cx| match deserialize(args) {
+                Ok(args) => body(args, cx),
+                Err(error) => not_deserialized(&error),
+            }),
+            projections: None,
             required_state: Vec::new(),
         }
     }
@@ -428,8 +477,9 @@ pub struct TypedToolBuilder<A, T> {
     head: ToolBuilder,
     args: ArgsCodec<A>,
     value: ValueCodec<T>,
-    body: Body<A>,
-    projections: Projections<A, T>,
+    body: Body,
+    /// A [`Projections<A, T>`], once `render` or `presentation_meta` is set.
+    projections: Option<Box<dyn Project>>,
     required_state: Vec<RequiredState>,
 }
 
@@ -437,8 +487,14 @@ impl<A, T> fmt::Debug for TypedToolBuilder<A, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TypedToolBuilder")
             .field("head", &self.head)
-            .field("render", &self.projections.render.is_some())
-            .field("meta", &self.projections.meta.is_some())
+            .field(
+                "render",
+                &self.projections.as_ref().is_some_and(|p| p.has_render()),
+            )
+            .field(
+                "meta",
+                &self.projections.as_ref().is_some_and(|p| p.has_meta()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -469,10 +525,11 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
         F: Fn(&A, &T) -> R + Send + Sync + 'static,
         R: IntoContent,
     {
-        self.projections.value_back = Some(ValueBack::of());
-        self.projections.render = Some(Box::new(move |args, value| {
+        let mut projections = self.typed_projections();
+        projections.render = Some(Box::new(move |args, value| {
             render(args, value).into_content()
         }));
+        self.projections = Some(Box::new(projections));
         self
     }
 
@@ -484,9 +541,29 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
         F: Fn(&A, &T) -> R + Send + Sync + 'static,
         R: IntoMeta,
     {
-        self.projections.value_back = Some(ValueBack::of());
-        self.projections.meta = Some(Box::new(move |args, value| meta(args, value).into_meta()));
+        let mut projections = self.typed_projections();
+        projections.meta = Some(Box::new(move |args, value| meta(args, value).into_meta()));
+        self.projections = Some(Box::new(projections));
         self
+    }
+
+    /// The projections set so far, typed, or none yet.
+    fn typed_projections(&mut self) -> Projections<A, T>
+    where
+        T: DeserializeOwned,
+    {
+        self.projections
+            .take()
+            .and_then(|projections| projections.into_any().downcast().ok())
+            .map_or_else(
+                || {
+                    Projections::new(
+                        self.args.deserialize,
+                        [self.value.schema, self.value.deserialize_schema],
+                    )
+                },
+                |projections| *projections,
+            )
     }
 
     /// Declares that the body takes host state of type `T` (as `#[tool]` does for a
@@ -505,8 +582,6 @@ impl<A: 'static, T: 'static> TypedToolBuilder<A, T> {
     /// Finishes the definition, deriving any schema not given explicitly.
     pub fn build(self) -> ToolDef {
         let handler = Arc::new(TypedHandler {
-            deserialize_args: self.args.deserialize,
-            value_schemas: [self.value.schema, self.value.deserialize_schema],
             body: self.body,
             projections: self.projections,
         });

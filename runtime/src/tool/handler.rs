@@ -16,92 +16,119 @@ use crate::value::{LosslessError, TypedError, from_json};
 /// Deserializes a type from a borrowed JSON value.
 pub(super) type FromJson<T> = fn(&Value) -> Result<T, TypedError>;
 
-// Boxed, not shared: the handler that owns them is. (An `Arc` per closure would be one more
-// drop glue per closure type, per tool, in every crate of tools.)
-pub(super) type Body<A> =
-    Box<dyn Fn(A, ToolContext) -> BoxFuture<'static, Result<Produced, BodyError>> + Send + Sync>;
+// Boxed, not shared: the handler that owns it is. It takes the arguments as JSON, and the
+// projections are behind `dyn Project`, so no type in the handler names a tool's types: what
+// a tool instantiates is its own closures and its `Projections`, not a copy of the handler's
+// drop glue and vtables per argument type.
+pub(super) type Body =
+    Box<dyn Fn(&Value, ToolContext) -> BoxFuture<'static, BodyOutput> + Send + Sync>;
 pub(super) type Render<A, T> =
     Box<dyn Fn(&A, &T) -> Result<Vec<ContentBlock>, String> + Send + Sync>;
 pub(super) type Meta<A, T> = Box<dyn Fn(&A, &T) -> Result<Option<Value>, MetaError> + Send + Sync>;
 
-/// A tool's `render` and `meta`, with what they need to see the frozen value as `T`.
+/// A tool's `render` and `meta`, with what they need to see the frozen value as `T`. Made
+/// only for a tool with either, so a tool with neither instantiates none of it.
 pub(super) struct Projections<A, T> {
-    /// Set whenever `render` or `meta` is: both take the value typed.
-    pub(super) value_back: Option<ValueBack<A, T>>,
+    pub(super) deserialize_args: FromJson<A>,
+    pub(super) deserialize_value: FromJson<T>,
+    /// The value type's serialize and deserialize schemas, as derived.
+    pub(super) value_schemas: [fn() -> Value; 2],
     pub(super) render: Option<Render<A, T>>,
     pub(super) meta: Option<Meta<A, T>>,
 }
 
-/// How the frozen value is read back as `T` for `render` and `meta`, and what runs them.
-pub(super) struct ValueBack<A, T> {
-    pub(super) deserialize: FromJson<T>,
-    pub(super) type_name: &'static str,
-    /// [`project_typed`]: made only here, so a tool with neither `render` nor `meta` never
-    /// instantiates it.
-    pub(super) project: ProjectFn<A, T>,
+/// [`Projections`], erased.
+pub(super) trait Project: Send + Sync {
+    /// [`Handler::project`].
+    fn project(
+        &self,
+        args: &Value,
+        value: &Value,
+        with_meta: bool,
+        kept: Option<Kept>,
+    ) -> Result<Projected, String>;
+    fn has_render(&self) -> bool;
+    fn has_meta(&self) -> bool;
+    /// [`Handler::value_round_trip_gap`].
+    fn round_trip_gap(&self) -> Option<String>;
+    /// For the builder, which adds `render` and `meta` one at a time.
+    fn into_any(self: Box<Self>) -> Box<dyn Any>;
 }
-
-/// [`Handler::project`] on a typed handler.
-pub(super) type ProjectFn<A, T> =
-    fn(&TypedHandler<A, T>, &Value, &Value, bool, Option<Kept>) -> Result<Projected, String>;
 
 /// The value a body returned, kept beside its JSON for `render` and `meta` when its type is
 /// [`Verbatim`](crate::value::Verbatim): reading the JSON back would give a value equal to it.
 pub(crate) type Kept = Box<dyn Any + Send>;
 
-impl<A, T: DeserializeOwned + 'static> ValueBack<A, T> {
-    pub(super) fn of() -> Self {
+impl<A: 'static, T: DeserializeOwned + 'static> Projections<A, T> {
+    pub(super) fn new(deserialize_args: FromJson<A>, value_schemas: [fn() -> Value; 2]) -> Self {
         Self {
-            deserialize: from_json::<T>,
-            type_name: std::any::type_name::<T>(),
-            project: project_typed::<A, T>,
+            deserialize_args,
+            deserialize_value: from_json::<T>,
+            value_schemas,
+            render: None,
+            meta: None,
         }
     }
 }
 
-/// [`Handler::project`] for a tool with `render` or `meta`.
-fn project_typed<A, T: 'static>(
-    handler: &TypedHandler<A, T>,
-    args: &Value,
-    value: &Value,
-    with_meta: bool,
-    kept: Option<Kept>,
-) -> Result<Projected, String> {
-    let Projections {
-        value_back,
-        render,
-        meta,
-    } = &handler.projections;
-    let meta = meta.as_ref().filter(|_| with_meta);
-    let (Some(value_back), true) = (value_back, render.is_some() || meta.is_some()) else {
-        return Ok(Projected {
-            content: None,
-            meta: None,
-        });
-    };
-    // Only the deserializing and the calls are generic; what surrounds them is shared by
-    // every tool (`args_not_deserialized`, `value_not_deserialized`, `rendered`, `projected`).
-    let typed_args = (handler.deserialize_args)(args).map_err(args_not_deserialized)?;
-    let kept = kept.and_then(|kept| kept.downcast::<T>().ok());
-    let read_back;
-    let typed_value = if let Some(kept) = &kept {
-        &**kept
-    } else {
-        read_back = (value_back.deserialize)(value)
-            .map_err(|error| value_not_deserialized(value_back.type_name, &error))?;
-        &read_back
-    };
-    Ok(Projected {
-        content: render
-            .as_ref()
-            .map(|render| rendered(&|| render(&typed_args, typed_value))),
-        meta: meta.map(|meta| projected(&|| meta(&typed_args, typed_value))),
-    })
+impl<A: 'static, T: 'static> Project for Projections<A, T> {
+    fn project(
+        &self,
+        args: &Value,
+        value: &Value,
+        with_meta: bool,
+        kept: Option<Kept>,
+    ) -> Result<Projected, String> {
+        let meta = self.meta.as_ref().filter(|_| with_meta);
+        if self.render.is_none() && meta.is_none() {
+            return Ok(Projected {
+                content: None,
+                meta: None,
+            });
+        }
+        // Only the deserializing and the calls are generic; what surrounds them is shared by
+        // every tool (`args_not_deserialized`, `value_not_deserialized`, `rendered`, `projected`).
+        let typed_args = (self.deserialize_args)(args).map_err(args_not_deserialized)?;
+        let kept = kept.and_then(|kept| kept.downcast::<T>().ok());
+        let read_back;
+        let typed_value = if let Some(kept) = &kept {
+            &**kept
+        } else {
+            read_back = (self.deserialize_value)(value)
+                .map_err(|error| value_not_deserialized(std::any::type_name::<T>(), &error))?;
+            &read_back
+        };
+        Ok(Projected {
+            content: self
+                .render
+                .as_ref()
+                .map(|render| rendered(&|| render(&typed_args, typed_value))),
+            meta: meta.map(|meta| projected(&|| meta(&typed_args, typed_value))),
+        })
+    }
+
+    fn has_render(&self) -> bool {
+        self.render.is_some()
+    }
+
+    fn has_meta(&self) -> bool {
+        self.meta.is_some()
+    }
+
+    fn round_trip_gap(&self) -> Option<String> {
+        round_trip_gap(std::any::type_name::<T>(), self.value_schemas)
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn Any> {
+        self
+    }
 }
 
 #[cold]
-fn not_deserialized(error: &TypedError) -> BoxFuture<'static, Result<Produced, BodyError>> {
-    Box::pin(std::future::ready(Err(BodyError::Input(error.to_string()))))
+pub(super) fn not_deserialized(error: &TypedError) -> BoxFuture<'static, BodyOutput> {
+    Box::pin(std::future::ready(BodyOutput(Err(BodyError::Input(
+        error.to_string(),
+    )))))
 }
 
 #[cold]
@@ -165,6 +192,20 @@ pub(crate) enum BodyError {
     Output(LosslessError),
 }
 
+/// What a body's future gives: what it produced, or why it produced nothing. Public (and
+/// hidden) because `#[tool]`'s generated body names it; only the runtime looks inside.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct BodyOutput(pub(crate) Result<Produced, BodyError>);
+
+impl BodyOutput {
+    /// The body failed with this error.
+    #[doc(hidden)]
+    pub fn failed(error: ToolError) -> Self {
+        Self(Err(BodyError::Failed(error)))
+    }
+}
+
 /// What the projections of one frozen value gave. A panic in either is contained and
 /// reported as its error.
 pub(crate) struct Projected {
@@ -177,11 +218,7 @@ pub(crate) struct Projected {
 /// The type-erased tool the registry runs.
 pub(crate) trait Handler: Send + Sync + 'static {
     /// Deserializes the (already validated) arguments, runs the body and snapshots its value.
-    fn call(
-        &self,
-        args: &Value,
-        cx: ToolContext,
-    ) -> BoxFuture<'static, Result<Produced, BodyError>>;
+    fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<'static, BodyOutput>;
     /// Runs `render` and, when `with_meta`, `meta` on the frozen value, deserializing the
     /// arguments and the value once for both (the value only when it was not `kept`). `Err`
     /// when they do not deserialize.
@@ -198,24 +235,16 @@ pub(crate) trait Handler: Send + Sync + 'static {
     fn value_round_trip_gap(&self) -> Option<String>;
 }
 
-pub(super) struct TypedHandler<A, T> {
-    pub(super) deserialize_args: FromJson<A>,
-    /// The value type's serialize and deserialize schemas, as derived.
-    pub(super) value_schemas: [fn() -> Value; 2],
-    pub(super) body: Body<A>,
-    pub(super) projections: Projections<A, T>,
+/// The handler of every typed tool: its body and, if it has `render` or `meta`, its
+/// projections.
+pub(super) struct TypedHandler {
+    pub(super) body: Body,
+    pub(super) projections: Option<Box<dyn Project>>,
 }
 
-impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
-    fn call(
-        &self,
-        args: &Value,
-        cx: ToolContext,
-    ) -> BoxFuture<'static, Result<Produced, BodyError>> {
-        match (self.deserialize_args)(args) {
-            Ok(args) => (self.body)(args, cx),
-            Err(error) => not_deserialized(&error),
-        }
+impl Handler for TypedHandler {
+    fn call(&self, args: &Value, cx: ToolContext) -> BoxFuture<'static, BodyOutput> {
+        (self.body)(args, cx)
     }
 
     fn project(
@@ -225,8 +254,8 @@ impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
         with_meta: bool,
         kept: Option<Kept>,
     ) -> Result<Projected, String> {
-        match &self.projections.value_back {
-            Some(value_back) => (value_back.project)(self, args, value, with_meta, kept),
+        match &self.projections {
+            Some(projections) => projections.project(args, value, with_meta, kept),
             None => Ok(Projected {
                 content: None,
                 meta: None,
@@ -235,12 +264,13 @@ impl<A: 'static, T: 'static> Handler for TypedHandler<A, T> {
     }
 
     fn has_meta(&self) -> bool {
-        self.projections.meta.is_some()
+        self.projections
+            .as_ref()
+            .is_some_and(|projections| projections.has_meta())
     }
 
     fn value_round_trip_gap(&self) -> Option<String> {
-        let value_back = self.projections.value_back.as_ref()?;
-        round_trip_gap(value_back.type_name, self.value_schemas)
+        self.projections.as_ref()?.round_trip_gap()
     }
 }
 

@@ -19,12 +19,14 @@ use crate::depth;
 
 pub use about::{Callers, Hints, Icon, IconTheme, Namespace, TaskSupport, ToolAbout};
 #[doc(hidden)]
-pub use builder::{Keep, KeepsVerbatim, ReadsBack, ValueKind};
+pub use builder::{Finish, Keep, KeepsVerbatim, ReadsBack, ValueKind};
 pub use builder::{
     Presented, ToolArgs, ToolBuilder, ToolOutput, TypedToolBuilder, WithArgs, WithSignature,
 };
 pub use compiled::{AdvertisedTool, MAX_TOOL_NAME_LEN, RegistrationError, is_valid_tool_name};
 pub(crate) use compiled::{CompiledTool, ToolTable};
+#[doc(hidden)]
+pub use handler::BodyOutput;
 pub(crate) use handler::{BodyError, Handler, Kept};
 
 /// A tool, ready to register: name, description, input and output schemas, body, and the
