@@ -58,9 +58,23 @@ pub fn declarations<'a>(tools: impl IntoIterator<Item = &'a AdvertisedTool>) -> 
 #[derive(Default)]
 struct Declared {
     names: TypeNames,
-    /// The name each schema was declared under, by [`type_key`].
-    by_key: HashMap<String, String>,
+    /// The name each type was declared under.
+    by_key: HashMap<TypeKey, String>,
     types: String,
+}
+
+/// What makes two schemas one type.
+#[derive(PartialEq, Eq, Hash)]
+enum TypeKey {
+    /// A root schema: its JSON, definitions included.
+    Root(String),
+    /// A definition: its name, its JSON, and the name and JSON of every definition it refers
+    /// to, directly or not (`None` for one the schema lacks).
+    Definition {
+        name: String,
+        schema: String,
+        reached: Vec<(String, Option<String>)>,
+    },
 }
 
 impl Declared {
@@ -68,32 +82,31 @@ impl Declared {
     /// and returns its name: `fallback`, made unique. Definitions are named for their key.
     fn declare(&mut self, schema: &Value, fallback: &str) -> String {
         // An equal root has equal definitions, declared with it.
-        let root_key = type_key(schema, None);
+        let root_json = schema.to_string();
+        let budget = KEY_BUDGET_FACTOR.saturating_mul(root_json.len());
+        let root_key = TypeKey::Root(root_json);
         if let Some(name) = self.by_key.get(&root_key) {
             return name.clone();
         }
         let root_name = self.names.unique(fallback);
         self.by_key.insert(root_key, root_name.clone());
         let defs = definitions_of(schema);
-        // A definition that refers to the root is keyed by the whole root.
-        let refers_to_root = defs.is_some_and(|defs| defs.values().any(refers_to_root));
+        let mut keys = defs
+            .map(|defs| definition_keys(defs, budget))
+            .unwrap_or_default();
         let mut def_names: HashMap<&str, String> = HashMap::new();
         let mut new_defs = Vec::new();
         for (def, def_schema) in defs.iter().flat_map(|defs| defs.iter()) {
-            let key = if refers_to_root {
-                type_key(schema, None)
-            } else {
-                type_key(def_schema, defs)
-            };
-            let key = format!("{def}\u{0}{key}");
-            let name = if let Some(name) = self.by_key.get(&key) {
-                name.clone()
-            } else {
-                let name = self.names.unique(&pascal_case(def));
+            let key = keys.remove(def.as_str());
+            if let Some(name) = key.as_ref().and_then(|key| self.by_key.get(key)) {
+                def_names.insert(def.as_str(), name.clone());
+                continue;
+            }
+            let name = self.names.unique(&pascal_case(def));
+            if let Some(key) = key {
                 self.by_key.insert(key, name.clone());
-                new_defs.push((name.clone(), def_schema));
-                name
-            };
+            }
+            new_defs.push((name.clone(), def_schema));
             def_names.insert(def.as_str(), name);
         }
         let writer = Writer {
@@ -114,45 +127,86 @@ impl Declared {
     }
 }
 
-/// What makes two schemas one type: the schema's JSON, with the JSON of every definition it
-/// refers to, directly or not (`None`: the root, whose definitions are inside it).
-fn type_key(schema: &Value, defs: Option<&Map<String, Value>>) -> String {
-    let Some(defs) = defs else {
-        return schema.to_string();
-    };
-    let mut reached = std::collections::BTreeMap::new();
-    let mut pending = vec![schema];
-    let mut depth_left = MAX_REFERENCES;
-    while let Some(next) = pending.pop() {
-        for reference in references(next) {
-            let Some(name) = local_definition(reference) else {
+/// A schema with more definitions than this shares none of them (they are declared for it
+/// alone): comparing them costs the square of their number.
+const MAX_SHARED_DEFINITIONS: usize = 256;
+/// The keys of a schema's definitions hold at most this many times the schema's JSON; past
+/// that, a definition is declared for its schema alone.
+const KEY_BUDGET_FACTOR: usize = 8;
+
+/// The keys of the definitions that may be the same type as another schema's. None when one
+/// refers to the root (they are part of the root's type) or when there are too many; not one
+/// nested too deep to see all its references, nor one that refers to such a one, nor one whose
+/// key would pass `budget` bytes.
+fn definition_keys(defs: &Map<String, Value>, mut budget: usize) -> HashMap<&str, TypeKey> {
+    let mut keys = HashMap::new();
+    if defs.len() > MAX_SHARED_DEFINITIONS {
+        return keys;
+    }
+    // Each definition's JSON and the definitions it names (`None`: not all could be seen).
+    let mut seen: HashMap<&str, (String, Option<Vec<&str>>)> = HashMap::new();
+    for (name, schema) in defs {
+        let named = references(schema);
+        if named.as_ref().is_some_and(|named| named.contains(&"#")) {
+            return keys;
+        }
+        let named = named.map(|named| named.into_iter().filter_map(local_definition).collect());
+        seen.insert(name.as_str(), (schema.to_string(), named));
+    }
+    'definitions: for name in defs.keys() {
+        let mut reached = std::collections::BTreeMap::new();
+        let mut pending = vec![name.as_str()];
+        while let Some(next) = pending.pop() {
+            let Some((_, named)) = seen.get(next) else {
                 continue;
             };
-            let Some(target) = defs.get(name) else {
-                continue;
+            let Some(named) = named else {
+                continue 'definitions;
             };
-            if depth_left > 0 && reached.insert(name, target).is_none() {
-                depth_left -= 1;
-                pending.push(target);
+            for &target in named {
+                if !reached.contains_key(target) {
+                    reached.insert(target, seen.get(target).map(|(json, _)| json));
+                    pending.push(target);
+                }
             }
         }
+        let (json, _) = &seen[name.as_str()];
+        let size = json.len()
+            + reached
+                .iter()
+                .map(|(name, json)| name.len() + json.map_or(0, String::len))
+                .sum::<usize>();
+        let Some(left) = budget.checked_sub(size) else {
+            continue;
+        };
+        budget = left;
+        let reached = reached
+            .into_iter()
+            .map(|(name, json)| (name.to_owned(), json.cloned()))
+            .collect();
+        keys.insert(
+            name.as_str(),
+            TypeKey::Definition {
+                name: name.clone(),
+                schema: json.clone(),
+                reached,
+            },
+        );
     }
-    format!(
-        "{schema}\u{0}{}",
-        serde_json::to_string(&reached).unwrap_or_default()
-    )
+    keys
 }
 
-/// At most this many definitions are followed into one [`type_key`].
-const MAX_REFERENCES: usize = 1_000;
+/// How deep in a schema's JSON `$ref`s are looked for: deeper than a schema is written
+/// ([`MAX_SCHEMA_DEPTH`] levels, at most two JSON levels each).
+const REFERENCE_DEPTH: usize = 2 * (MAX_SCHEMA_DEPTH + 1) + 2;
 
-/// The `$ref`s in a schema, at any depth up to [`MAX_SCHEMA_DEPTH`].
-fn references(schema: &Value) -> Vec<&str> {
+/// The `$ref`s in a schema; `None` when it nests deeper than [`REFERENCE_DEPTH`].
+fn references(schema: &Value) -> Option<Vec<&str>> {
     let mut found = Vec::new();
     let mut pending = vec![(schema, 0)];
     while let Some((value, depth)) = pending.pop() {
-        if depth > MAX_SCHEMA_DEPTH {
-            continue;
+        if depth > REFERENCE_DEPTH {
+            return None;
         }
         match value {
             Value::Object(object) => {
@@ -165,12 +219,7 @@ fn references(schema: &Value) -> Vec<&str> {
             _ => {}
         }
     }
-    found
-}
-
-/// Whether a definition refers to the root schema (`#`), which makes it part of the root's type.
-fn refers_to_root(schema: &Value) -> bool {
-    references(schema).contains(&"#")
+    Some(found)
 }
 
 /// The definition a local `$ref` names.
@@ -443,14 +492,21 @@ fn pascal_case(name: &str) -> String {
 /// TypeScript's standard library (which a declaration of the same name would clash with).
 struct TypeNames(HashSet<String>);
 
-/// The global types of TypeScript's standard library (ES2022) a schema's title might be.
+/// The global types of TypeScript's standard library (ES2022, with its decorator and iterator
+/// types): a definition of the same name would clash with one.
 const GLOBAL_TYPES: &[&str] = &[
+    "AggregateError",
     "Array",
     "ArrayBuffer",
+    "ArrayBufferConstructor",
     "ArrayBufferLike",
+    "ArrayBufferTypes",
     "ArrayBufferView",
+    "ArrayConstructor",
     "ArrayLike",
     "AsyncGenerator",
+    "AsyncGeneratorFunction",
+    "AsyncGeneratorFunctionConstructor",
     "AsyncIterable",
     "AsyncIterableIterator",
     "AsyncIterator",
@@ -458,78 +514,158 @@ const GLOBAL_TYPES: &[&str] = &[
     "Awaited",
     "BigInt",
     "BigInt64Array",
+    "BigInt64ArrayConstructor",
+    "BigIntConstructor",
+    "BigIntToLocaleStringOptions",
     "BigUint64Array",
+    "BigUint64ArrayConstructor",
     "Boolean",
+    "BooleanConstructor",
+    "CallableFunction",
     "Capitalize",
+    "ClassAccessorDecoratorContext",
+    "ClassAccessorDecoratorResult",
+    "ClassAccessorDecoratorTarget",
+    "ClassDecorator",
+    "ClassDecoratorContext",
+    "ClassFieldDecoratorContext",
+    "ClassGetterDecoratorContext",
+    "ClassMemberDecoratorContext",
+    "ClassMethodDecoratorContext",
+    "ClassSetterDecoratorContext",
+    "ConcatArray",
     "ConstructorParameters",
     "DataView",
+    "DataViewConstructor",
     "Date",
+    "DateConstructor",
+    "DecoratorContext",
+    "DecoratorMetadata",
+    "DecoratorMetadataObject",
     "Error",
+    "ErrorConstructor",
     "ErrorOptions",
     "EvalError",
+    "EvalErrorConstructor",
     "Exclude",
     "Extract",
+    "FinalizationRegistry",
+    "FinalizationRegistryConstructor",
     "Float32Array",
+    "Float32ArrayConstructor",
     "Float64Array",
+    "Float64ArrayConstructor",
     "Function",
+    "FunctionConstructor",
     "Generator",
+    "GeneratorFunction",
+    "GeneratorFunctionConstructor",
+    "IArguments",
+    "ImportAssertions",
+    "ImportAttributes",
+    "ImportCallOptions",
+    "ImportMeta",
     "InstanceType",
     "Int16Array",
+    "Int16ArrayConstructor",
     "Int32Array",
+    "Int32ArrayConstructor",
     "Int8Array",
+    "Int8ArrayConstructor",
     "Intl",
     "Iterable",
     "IterableIterator",
     "Iterator",
+    "IteratorObject",
     "IteratorResult",
+    "IteratorReturnResult",
+    "IteratorYieldResult",
     "JSON",
     "Lowercase",
     "Map",
+    "MapConstructor",
     "Math",
+    "MethodDecorator",
+    "NewableFunction",
     "NoInfer",
     "NonNullable",
     "Number",
+    "NumberConstructor",
     "Object",
+    "ObjectConstructor",
     "Omit",
     "OmitThisParameter",
+    "ParameterDecorator",
     "Parameters",
     "Partial",
     "Pick",
     "Promise",
+    "PromiseConstructor",
+    "PromiseConstructorLike",
+    "PromiseFulfilledResult",
     "PromiseLike",
+    "PromiseRejectedResult",
+    "PromiseSettledResult",
+    "PropertyDecorator",
     "PropertyDescriptor",
+    "PropertyDescriptorMap",
     "PropertyKey",
     "Proxy",
+    "ProxyConstructor",
+    "ProxyHandler",
     "RangeError",
+    "RangeErrorConstructor",
     "Readonly",
     "ReadonlyArray",
     "ReadonlyMap",
     "ReadonlySet",
     "Record",
     "ReferenceError",
+    "ReferenceErrorConstructor",
     "Reflect",
     "RegExp",
+    "RegExpConstructor",
+    "RegExpExecArray",
+    "RegExpIndicesArray",
+    "RegExpMatchArray",
     "Required",
     "ReturnType",
     "Set",
+    "SetConstructor",
     "SharedArrayBuffer",
+    "SharedArrayBufferConstructor",
     "String",
+    "StringConstructor",
     "Symbol",
+    "SymbolConstructor",
     "SyntaxError",
+    "SyntaxErrorConstructor",
     "TemplateStringsArray",
     "ThisParameterType",
     "ThisType",
     "TypeError",
+    "TypeErrorConstructor",
+    "TypedPropertyDescriptor",
     "URIError",
+    "URIErrorConstructor",
     "Uint16Array",
+    "Uint16ArrayConstructor",
     "Uint32Array",
+    "Uint32ArrayConstructor",
     "Uint8Array",
+    "Uint8ArrayConstructor",
     "Uint8ClampedArray",
+    "Uint8ClampedArrayConstructor",
     "Uncapitalize",
     "Uppercase",
+    "WeakKey",
+    "WeakKeyTypes",
     "WeakMap",
+    "WeakMapConstructor",
     "WeakRef",
+    "WeakRefConstructor",
     "WeakSet",
+    "WeakSetConstructor",
 ];
 
 impl Default for TypeNames {
@@ -699,6 +835,35 @@ mod tests {
             text.contains("third(args: ThirdArgs): Promise<ThirdValue>;"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_definition_is_shared_only_when_all_it_refers_to_is_seen() {
+        let defs = |value: Value| value.as_object().unwrap().clone();
+        let plain = defs(json!({"A": {"$ref": "#/$defs/B"}, "B": {"type": "string"}}));
+        let keys = definition_keys(&plain, usize::MAX);
+        assert_eq!(keys.len(), 2);
+        // A definition that refers to the root is part of the root's type: none is shared.
+        let rooted = defs(json!({"A": {"type": "string"}, "B": {"items": {"$ref": "#"}}}));
+        assert!(definition_keys(&rooted, usize::MAX).is_empty());
+        // One nested past what is looked at, and one that refers to it, are not shared.
+        let mut deep = json!({"$ref": "#"});
+        for _ in 0..REFERENCE_DEPTH {
+            deep = json!({"items": deep});
+        }
+        let hidden = defs(json!({"Deep": deep, "Near": {"$ref": "#/$defs/Deep"}, "Other": {}}));
+        let keys = definition_keys(&hidden, usize::MAX);
+        assert!(
+            keys.contains_key("Other") && keys.len() == 1,
+            "{:?}",
+            keys.keys()
+        );
+        // Too many to compare, or keys past the budget: not shared.
+        let many: Map<String, Value> = (0..=MAX_SHARED_DEFINITIONS)
+            .map(|at| (format!("D{at}"), json!({"type": "string"})))
+            .collect();
+        assert!(definition_keys(&many, usize::MAX).is_empty());
+        assert!(definition_keys(&plain, 10).is_empty());
     }
 
     #[test]

@@ -321,9 +321,9 @@ fn signature_steps(tool: &ToolFn, args_ident: &Ident, krate: &Path) -> TokenStre
     quote!(#args_step #returns_step #keep_step)
 }
 
-/// The body the builder takes: `|args, cx, finish| Box::pin(async move { … })`, which takes
-/// the host state out of the context, calls the user's function, converts its error and
-/// snapshots its value. The future is boxed here, and the value finished inside it, so the
+/// The body the builder takes: `|args, cx, finish| tool_body_must_be_send(async move { … })`
+/// (`sync_body(move || { … })` for a synchronous function), which takes the host state out of
+/// the context, calls the user's function, converts its error and snapshots its value. The future is boxed here, and the value finished inside it, so the
 /// generic code of the runtime never names the future: an edit of one tool's body recompiles
 /// that tool's code, not the runtime's instantiations for every tool. A synchronous function
 /// runs in a closure that `sync_body` calls when polled: no future of its own.
@@ -340,8 +340,8 @@ fn handler_closure(tool: &ToolFn, krate: &Path, callee: &Callee) -> TokenStream 
         }
     });
     let result = result_expr(tool, krate, &call_expr(tool, callee));
-    // Named for what it checks, and spanned on the function: a body whose future is not
-    // `Send` is reported there, "required by a bound in `tool_body_must_be_send`".
+    // Spanned on the function: an `async` body whose future is not `Send` is reported there,
+    // "required by a bound in `tool_body_must_be_send`" (the function named for what it checks).
     let span = tool.sig.ident.span();
     let body = if tool.sig.asyncness.is_some() {
         quote_spanned! {span=>

@@ -153,7 +153,10 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///             .description("Adds two integers.")
 ///             .args::<AddArgs>()                     // the argument type, named once
 ///             .returns::<i64>()                      // the value type, named once
-///             .handler(|args, _| async move { Ok(add(args.a, args.b)) }) // must be `Send`
+///             .erased_body(|args, cx, finish| {     // the body: its future boxed here, so
+///                 sync_body(move || finish.value(add(args.a, args.b), &cx)) // no generic code
+///             })                                     // names it; an `async fn`'s future is
+///                                                    // `tool_body_must_be_send(async move …)`
 ///             .build()                               // + .requires_state::<T>() per State<T>,
 ///                                                    //   .render(…), .presentation_meta(…)
 ///     }

@@ -95,9 +95,16 @@ fn registry(dir: &TempDir) -> Registry {
                     "next": {"anyOf": [{"type": "string"}, {"type": "null"}]},
                     "never": false,
                     "either": {"oneOf": [{"type": "number"}, {"type": "object", "properties": {"n": {"type": "number"}}}]},
-                    "both": {"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "object", "properties": {"b": {"type": "string"}}}]}
+                    "both": {"allOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "object", "properties": {"b": {"type": "string"}}}]},
+                    "map": {"$ref": "#/definitions/Map"}
                 },
-                "definitions": {"hit": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}}
+                "definitions": {
+                    "hit": {"type": "object", "properties": {"path": {"type": "string"}, "error": {"$ref": "#/definitions/Error"}}, "required": ["path"]},
+                    // Named as TypeScript's own types are: declared under other names.
+                    "Error": {"type": "string"},
+                    "Map": {"type": "object", "properties": {"found": {"$ref": "#/definitions/AggregateError"}}},
+                    "AggregateError": {"type": "array", "items": {"$ref": "#/definitions/Map"}}
+                }
             }),
         ))
         .tool(remote("9lives", json!({"type": "object"}), json!(true)))
@@ -152,6 +159,8 @@ fn declarations_type_check_under_tsc_strict() {
         // not taken again.
         "plant_(args: T9livesArgs): Promise<PlantValue2>;",
         "type Line = {",
+        "type Error2 = string;",
+        "map?: Map2;",
         "This must not end the comment.",
     ] {
         assert!(text.contains(expected), "{expected}\n{text}");
