@@ -130,14 +130,18 @@ pub(crate) fn spawn(
     crate::pool::start(
         stack,
         Box::new(move |fresh| {
+            // The run's runtime, freed once the host has the run's end: freeing it (a last
+            // garbage collection) is no part of the run's time.
+            let mut used = None;
             let end = catch_unwind(AssertUnwindSafe(|| {
-                run(&program, fresh, &to_host, &from_host, &cancel)
+                run(&program, fresh, &mut used, &to_host, &from_host, &cancel)
             }))
             .unwrap_or_else(|_| RunEnd {
                 logs: Vec::new(),
                 outcome: Err(Failure::new(Stop::Engine, "the engine panicked")),
             });
             let _ = to_host.send(ToHost::Done(end));
+            drop(used);
         }),
     )
 }
@@ -191,12 +195,14 @@ impl Shared {
 fn run(
     program: &Program,
     fresh: Option<Fresh>,
+    used: &mut Option<Fresh>,
     to_host: &UnboundedSender<ToHost>,
     from_host: &Receiver<Settled>,
     cancel: &Arc<AtomicBool>,
 ) -> RunEnd {
     let limits = program.limits;
-    let Some(Fresh { runtime, context }) = fresh.or_else(Fresh::make) else {
+    *used = fresh.or_else(Fresh::make);
+    let Some(Fresh { runtime, context }) = used.as_ref() else {
         return RunEnd {
             logs: Vec::new(),
             outcome: Err(Failure::new(Stop::Engine, "QuickJS could not start")),
@@ -241,7 +247,7 @@ fn run(
     };
     let shared = Rc::new(shared);
     let outcome = context.with(|ctx| {
-        let outcome = drive(&ctx, &runtime, program, &shared, from_host, deadline);
+        let outcome = drive(&ctx, runtime, program, &shared, from_host, deadline);
         // Persistent handles must go before the runtime does.
         shared.pending.borrow_mut().clear();
         outcome
