@@ -323,10 +323,11 @@ fn signature_steps(tool: &ToolFn, args_ident: &Ident, krate: &Path) -> TokenStre
 
 /// The body the builder takes: `|args, cx, finish| tool_body_must_be_send(async move { … })`
 /// (`sync_body(move || { … })` for a synchronous function), which takes the host state out of
-/// the context, calls the user's function, converts its error and snapshots its value. The future is boxed here, and the value finished inside it, so the
-/// generic code of the runtime never names the future: an edit of one tool's body recompiles
-/// that tool's code, not the runtime's instantiations for every tool. A synchronous function
-/// runs in a closure that `sync_body` calls when polled: no future of its own.
+/// the context, calls the user's function, converts its error and snapshots its value. The
+/// future is boxed here, and the value finished inside it, so the generic code of the runtime
+/// never names the future: an edit of one tool's body recompiles that tool's code, not the
+/// runtime's instantiations for every tool. A synchronous function runs in a closure that
+/// `sync_body` calls when polled: no future of its own.
 fn handler_closure(tool: &ToolFn, krate: &Path, callee: &Callee) -> TokenStream {
     let states = tool.states().enumerate().map(|(index, inner)| {
         let binding = format_ident!("__toolprism_state_{index}");
