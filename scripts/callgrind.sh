@@ -1,5 +1,6 @@
 # Sourced by the instruction-count scripts (`scripts/instructions.sh`,
-# `scripts/mcp-instructions.sh`, `comparisons/instructions.sh`): one way of counting for all.
+# `scripts/mcp-instructions.sh`, `scripts/codemode-instructions.sh`, `comparisons/instructions.sh`):
+# one way of counting for all.
 #
 # Counts come from callgrind, the same whatever else the machine is doing. glibc's heap is held
 # steady (no fast bins to consolidate, no trimming or mapping back and forth): with malloc about

@@ -1,8 +1,10 @@
 //! Code Mode's costs, each against a baseline measured in the same run:
 //!
 //! - `nested_call`: one `add` dispatched on the nested surface from Rust (`rust`), against
-//!   programs making 0 and 100 awaited `add` calls (`program/0`, `program/100`). A call from
-//!   a program costs `(program/100 − program/0) / 100`; quote it over `rust`.
+//!   programs making 0 and 500 awaited `add` calls (`program/0`, `program/500`). A call from
+//!   a program costs `(program/500 − program/0) / 500`; quote it over `rust`. The same
+//!   program calling a JavaScript `async` function instead (`javascript/500`) is what the
+//!   engine itself spends on the call, the object literal and the `await`.
 //! - `start`: a run that returns at once (`program/0`, a fresh runtime on an engine thread),
 //!   against a direct dispatch of `add` (`direct_add`).
 //! - `parallel`: 16 programs of 100 calls each at once (`programs/16`) against one
@@ -36,6 +38,16 @@ fn program(calls: usize) -> String {
     )
 }
 
+/// Calls a program makes: enough that the time a run takes to start (which moves by more than
+/// a call costs) is small beside them.
+const CALLS: usize = 500;
+
+fn javascript_program(calls: usize) -> String {
+    format!(
+        "const add = async ({{a, b}}) => a + b;\nlet sum = 0;\nfor (let i = 0; i < {calls}; i++) sum += await add({{a: i, b: 1}});\nreturn sum;"
+    )
+}
+
 fn nested_call(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .build()
@@ -50,7 +62,7 @@ fn nested_call(c: &mut Criterion) {
             black_box(outcome)
         });
     });
-    for calls in [0, 100] {
+    for calls in [0, CALLS] {
         let code = program(calls);
         group.bench_function(format!("program/{calls}"), |b| {
             b.iter(|| {
@@ -61,6 +73,21 @@ fn nested_call(c: &mut Criterion) {
             });
         });
     }
+    // The same program calling a JavaScript function of the same shape: what the engine's
+    // own call, object literal and `await` cost, with no tool behind them.
+    let code = javascript_program(CALLS);
+    group.bench_function(format!("javascript/{CALLS}"), |b| {
+        b.iter(|| {
+            let call = ToolCall::new("run", "run_code", json!({ "code": code }));
+            let outcome = runtime.block_on(snapshot.dispatch(call, Surface::Direct));
+            let value = outcome.value().map(toolprism::FrozenValue::as_value);
+            assert_eq!(
+                value,
+                Some(&json!({"logs": [], "result": CALLS * (CALLS + 1) / 2}))
+            );
+            black_box(outcome)
+        });
+    });
     group.finish();
 
     let mut group = c.benchmark_group("start");

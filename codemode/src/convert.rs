@@ -25,42 +25,107 @@ pub(crate) enum NotJson {
     Engine(rquickjs::Error),
 }
 
-impl From<rquickjs::Error> for NotJson {
+/// Why reading stopped, before the path is known: the path of a refused value is put
+/// together as the refusal travels out (each level adds its step), so a value that reads
+/// cleanly never builds one.
+enum Stopped {
+    Refused {
+        what: String,
+        /// Innermost first.
+        steps: Vec<Step>,
+    },
+    TooLarge,
+    Engine(rquickjs::Error),
+}
+
+/// One step of a path: an array index or an object key.
+enum Step {
+    Index(usize),
+    Key(String),
+}
+
+impl From<rquickjs::Error> for Stopped {
     fn from(error: rquickjs::Error) -> Self {
         Self::Engine(error)
     }
 }
 
+impl Stopped {
+    fn refused(what: impl Into<String>) -> Self {
+        Self::Refused {
+            what: what.into(),
+            steps: Vec::new(),
+        }
+    }
+
+    /// The same stop, one level further out: behind `step`.
+    fn behind(mut self, step: Step) -> Self {
+        if let Self::Refused { steps, .. } = &mut self {
+            steps.push(step);
+        }
+        self
+    }
+
+    fn into_not_json(self, root: &str) -> NotJson {
+        match self {
+            Self::Refused { what, steps } => {
+                NotJson::Value(format!("`{}` is {what}", path(root, steps.iter().rev())))
+            }
+            Self::TooLarge => NotJson::TooLarge,
+            Self::Engine(error) => NotJson::Engine(error),
+        }
+    }
+}
+
+/// `root.key[0]["odd key"]`, as a program would write the path.
+fn path<'a>(root: &str, steps: impl Iterator<Item = &'a Step>) -> String {
+    let mut path = root.to_owned();
+    for step in steps {
+        match step {
+            Step::Index(index) => {
+                let _ = write!(path, "[{index}]");
+            }
+            Step::Key(key) => push_key(&mut path, key),
+        }
+    }
+    path
+}
+
+/// `Object.prototype`, the prototype of a plain object: looked up once per run, as a program
+/// cannot change what it is.
+pub(crate) fn object_prototype<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+    ctx.globals()
+        .get::<_, Object<'js>>("Object")?
+        .get("prototype")
+}
+
 /// Reads a program's value as JSON, refusing anything JSON cannot hold as it is.
+/// `object_prototype` is [`object_prototype`]'s.
 pub(crate) fn to_json<'js>(
-    ctx: &Ctx<'js>,
+    object_prototype: &Object<'js>,
     value: &Value<'js>,
     root: &str,
     max_bytes: usize,
 ) -> Result<serde_json::Value, NotJson> {
-    let object_prototype: Object<'js> = ctx
-        .globals()
-        .get::<_, Object<'js>>("Object")?
-        .get("prototype")?;
     let mut reader = Reader {
-        object_prototype,
+        object_prototype: object_prototype.clone(),
         ancestors: Vec::new(),
-        path: root.to_owned(),
         budget: max_bytes,
     };
-    reader.read(value)
+    reader
+        .read(value)
+        .map_err(|stopped| stopped.into_not_json(root))
 }
 
 struct Reader<'js> {
     object_prototype: Object<'js>,
     /// The objects and arrays being read, outermost first: meeting one again is a cycle.
     ancestors: Vec<Value<'js>>,
-    path: String,
     budget: usize,
 }
 
 impl<'js> Reader<'js> {
-    fn read(&mut self, value: &Value<'js>) -> Result<serde_json::Value, NotJson> {
+    fn read(&mut self, value: &Value<'js>) -> Result<serde_json::Value, Stopped> {
         let json = match value.type_of() {
             Type::Null => serde_json::Value::Null,
             Type::Bool => serde_json::Value::Bool(value.as_bool().unwrap_or_default()),
@@ -72,7 +137,7 @@ impl<'js> Reader<'js> {
                     .map(rquickjs::String::to_string)
                     .transpose()
                     .map_err(|_| {
-                        self.refuse("a string that is not valid Unicode (a lone surrogate)")
+                        Stopped::refused("a string that is not valid Unicode (a lone surrogate)")
                     })?
                     .unwrap_or_default();
                 self.spend(text.len() + 2)?;
@@ -81,31 +146,37 @@ impl<'js> Reader<'js> {
             Type::Array => self.array(value)?,
             Type::Object => self.object(value)?,
             Type::Undefined | Type::Uninitialized => {
-                return Err(self.refuse(
+                return Err(Stopped::refused(
                     "`undefined` (JSON has no undefined: use null, or leave the property out)",
                 ));
             }
             Type::BigInt => {
-                return Err(self.refuse("a BigInt (convert it with Number() or String())"));
+                return Err(Stopped::refused(
+                    "a BigInt (convert it with Number() or String())",
+                ));
             }
-            Type::Symbol => return Err(self.refuse("a Symbol")),
-            Type::Function | Type::Constructor => return Err(self.refuse("a function")),
-            Type::Promise => return Err(self.refuse("a Promise (await it)")),
-            Type::Proxy => return Err(self.refuse("a Proxy")),
-            Type::Exception => return Err(self.refuse("an Error object (use its message)")),
-            Type::Module | Type::Unknown => return Err(self.refuse("a value that is not data")),
+            Type::Symbol => return Err(Stopped::refused("a Symbol")),
+            Type::Function | Type::Constructor => return Err(Stopped::refused("a function")),
+            Type::Promise => return Err(Stopped::refused("a Promise (await it)")),
+            Type::Proxy => return Err(Stopped::refused("a Proxy")),
+            Type::Exception => return Err(Stopped::refused("an Error object (use its message)")),
+            Type::Module | Type::Unknown => {
+                return Err(Stopped::refused("a value that is not data"));
+            }
         };
         Ok(json)
     }
 
-    fn number(&mut self, number: f64) -> Result<serde_json::Value, NotJson> {
+    fn number(&mut self, number: f64) -> Result<serde_json::Value, Stopped> {
         if !number.is_finite() {
             let shown = match number {
                 f64::INFINITY => "Infinity",
                 f64::NEG_INFINITY => "-Infinity",
                 _ => "NaN",
             };
-            return Err(self.refuse(&format!("{shown} (JSON numbers are finite)")));
+            return Err(Stopped::refused(format!(
+                "{shown} (JSON numbers are finite)"
+            )));
         }
         self.spend(24)?;
         #[expect(
@@ -118,51 +189,50 @@ impl<'js> Reader<'js> {
         Ok(Number::from_f64(number).map_or(serde_json::Value::Null, serde_json::Value::Number))
     }
 
-    fn array(&mut self, value: &Value<'js>) -> Result<serde_json::Value, NotJson> {
+    fn array(&mut self, value: &Value<'js>) -> Result<serde_json::Value, Stopped> {
         let array = value
             .as_array()
             .cloned()
-            .ok_or_else(|| self.refuse("an array"))?;
+            .ok_or_else(|| Stopped::refused("an array"))?;
         self.enter(value)?;
         let mut items = Vec::with_capacity(array.len().min(1024));
-        let length = self.path.len();
         for index in 0..array.len() {
             self.spend(1)?;
-            let _ = write!(self.path, "[{index}]");
             let item: Value<'js> = array.get(index)?;
-            items.push(self.read(&item)?);
-            self.path.truncate(length);
+            items.push(
+                self.read(&item)
+                    .map_err(|stopped| stopped.behind(Step::Index(index)))?,
+            );
         }
         self.spend(2)?;
         self.ancestors.pop();
         Ok(serde_json::Value::Array(items))
     }
 
-    fn object(&mut self, value: &Value<'js>) -> Result<serde_json::Value, NotJson> {
+    fn object(&mut self, value: &Value<'js>) -> Result<serde_json::Value, Stopped> {
         let object = value
             .as_object()
             .cloned()
-            .ok_or_else(|| self.refuse("an object"))?;
+            .ok_or_else(|| Stopped::refused("an object"))?;
         match object.get_prototype() {
             None => {}
             Some(prototype) if prototype == self.object_prototype => {}
             Some(_) => {
                 let class = class_name(&object);
-                return Err(self.refuse(&format!(
+                return Err(Stopped::refused(format!(
                     "a {class} object (only plain objects and arrays are JSON)"
                 )));
             }
         }
         self.enter(value)?;
         let mut map = Map::new();
-        let length = self.path.len();
         for entry in object.props::<String, Value<'js>>() {
             let (key, item) = entry?;
             self.spend(key.len() + 4)?;
-            push_key(&mut self.path, &key);
-            let item = self.read(&item)?;
-            self.path.truncate(length);
-            map.insert(key, item);
+            match self.read(&item) {
+                Ok(item) => map.insert(key, item),
+                Err(stopped) => return Err(stopped.behind(Step::Key(key))),
+            };
         }
         self.spend(2)?;
         self.ancestors.pop();
@@ -170,24 +240,22 @@ impl<'js> Reader<'js> {
     }
 
     /// Enters an object or array: refuses a cycle and nesting past [`MAX_DEPTH`].
-    fn enter(&mut self, value: &Value<'js>) -> Result<(), NotJson> {
+    fn enter(&mut self, value: &Value<'js>) -> Result<(), Stopped> {
         if self.ancestors.iter().any(|ancestor| ancestor == value) {
-            return Err(self.refuse("a cycle (the value contains itself)"));
+            return Err(Stopped::refused("a cycle (the value contains itself)"));
         }
         if self.ancestors.len() >= MAX_DEPTH {
-            return Err(self.refuse(&format!("nesting deeper than {MAX_DEPTH} levels")));
+            return Err(Stopped::refused(format!(
+                "nesting deeper than {MAX_DEPTH} levels"
+            )));
         }
         self.ancestors.push(value.clone());
         Ok(())
     }
 
-    fn spend(&mut self, bytes: usize) -> Result<(), NotJson> {
-        self.budget = self.budget.checked_sub(bytes).ok_or(NotJson::TooLarge)?;
+    fn spend(&mut self, bytes: usize) -> Result<(), Stopped> {
+        self.budget = self.budget.checked_sub(bytes).ok_or(Stopped::TooLarge)?;
         Ok(())
-    }
-
-    fn refuse(&self, what: &str) -> NotJson {
-        NotJson::Value(format!("`{}` is {what}", self.path))
     }
 }
 
@@ -226,10 +294,30 @@ pub(crate) fn to_js<'js>(
     ctx: &Ctx<'js>,
     value: &serde_json::Value,
 ) -> Result<Result<Value<'js>, String>, rquickjs::Error> {
-    let mut path = "value".to_owned();
-    if let Err(()) = check_safe_integers(value, &mut path) {
+    // Most tool values are a number, a string or a flag: made here, with no JSON text between.
+    match value {
+        serde_json::Value::Null => return Ok(Ok(Value::new_null(ctx.clone()))),
+        serde_json::Value::Bool(flag) => return Ok(Ok(Value::new_bool(ctx.clone(), *flag))),
+        serde_json::Value::String(text) => {
+            return rquickjs::String::from_str(ctx.clone(), text).map(|text| Ok(text.into()));
+        }
+        serde_json::Value::Number(number) => {
+            if let Some(integer) = number.as_i64().and_then(|n| i32::try_from(n).ok()) {
+                return Ok(Ok(Value::new_int(ctx.clone(), integer)));
+            }
+            // A float is a JavaScript number as it is; a larger integer is checked below.
+            if number.is_f64()
+                && let Some(float) = number.as_f64()
+            {
+                return Ok(Ok(Value::new_float(ctx.clone(), float)));
+            }
+        }
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) => {}
+    }
+    if let Err(steps) = check_safe_integers(value) {
         return Ok(Err(format!(
-            "`{path}` is an integer JavaScript cannot hold exactly (beyond ±2^53 − 1)"
+            "`{}` is an integer JavaScript cannot hold exactly (beyond ±2^53 − 1)",
+            path("value", steps.iter().rev())
         )));
     }
     // JSON.parse keeps every key as an own property (`__proto__` included), which setting
@@ -238,7 +326,8 @@ pub(crate) fn to_js<'js>(
     ctx.json_parse(text).map(Ok)
 }
 
-fn check_safe_integers(value: &serde_json::Value, path: &mut String) -> Result<(), ()> {
+/// Refuses an integer beyond ±(2^53 − 1), giving the steps to it, innermost first.
+fn check_safe_integers(value: &serde_json::Value) -> Result<(), Vec<Step>> {
     match value {
         serde_json::Value::Number(number) => {
             let safe = number
@@ -250,23 +339,23 @@ fn check_safe_integers(value: &serde_json::Value, path: &mut String) -> Result<(
                         .map(|n| n.unsigned_abs() <= MAX_SAFE_INTEGER)
                 })
                 .unwrap_or(true);
-            if safe { Ok(()) } else { Err(()) }
+            if safe { Ok(()) } else { Err(Vec::new()) }
         }
         serde_json::Value::Array(items) => {
-            let length = path.len();
             for (index, item) in items.iter().enumerate() {
-                let _ = write!(path, "[{index}]");
-                check_safe_integers(item, path)?;
-                path.truncate(length);
+                check_safe_integers(item).map_err(|mut steps| {
+                    steps.push(Step::Index(index));
+                    steps
+                })?;
             }
             Ok(())
         }
         serde_json::Value::Object(map) => {
-            let length = path.len();
             for (key, item) in map {
-                push_key(path, key);
-                check_safe_integers(item, path)?;
-                path.truncate(length);
+                check_safe_integers(item).map_err(|mut steps| {
+                    steps.push(Step::Key(key.clone()));
+                    steps
+                })?;
             }
             Ok(())
         }

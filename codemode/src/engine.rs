@@ -22,11 +22,12 @@ use rquickjs::promise::PromiseState;
 use rquickjs::{
     Coerced, Ctx, Exception, Function, Object, Persistent, Promise, Runtime, Type, Value,
 };
+use smol_str::SmolStr;
 use tokio::sync::mpsc::UnboundedSender;
 use toolprism::context::NestedDispatcher;
 use toolprism::{BoxFuture, FrozenValue, ToolCall, ToolOutcome};
 
-use crate::convert::{NotJson, to_js, to_json};
+use crate::convert::{NotJson, object_prototype, to_js, to_json};
 use crate::limits::{Limits, Stop};
 use crate::pool::Fresh;
 
@@ -157,6 +158,9 @@ struct Shared {
     log_bytes: Cell<usize>,
     calls: Cell<usize>,
     pending: RefCell<HashMap<u64, Resolvers>>,
+    /// `Object.prototype`, set when the globals are installed: what a plain object's prototype
+    /// is, for reading arguments.
+    object_prototype: RefCell<Option<Persistent<Object<'static>>>>,
     inline: Option<InlineDispatch>,
     /// When the run must end, and whether its host dropped it: checked before a call is
     /// dispatched here, where no interrupt would notice them.
@@ -173,15 +177,23 @@ struct Shared {
 }
 
 impl Shared {
+    /// `Object.prototype`, as installed.
+    fn object_prototype<'js>(&self, ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
+        match self.object_prototype.borrow().as_ref() {
+            Some(prototype) => prototype.clone().restore(ctx),
+            None => object_prototype(ctx),
+        }
+    }
+
     fn end(&self, stop: Stop) {
         if self.stop.get().is_none() {
             self.stop.set(Some(stop));
         }
     }
 
-    /// Ends the run (throwing) if its wall time is over or its host dropped it.
-    fn check_still_wanted(&self, ctx: &Ctx<'_>) -> rquickjs::Result<()> {
-        if Instant::now() >= self.deadline {
+    /// Ends the run (throwing) if its wall time is over at `now` or its host dropped it.
+    fn check_still_wanted(&self, ctx: &Ctx<'_>, now: Instant) -> rquickjs::Result<()> {
+        if now >= self.deadline {
             self.end(Stop::WallTime);
         } else if self.cancel.load(Ordering::Relaxed) || self.to_host.is_closed() {
             self.end(Stop::Engine);
@@ -236,6 +248,7 @@ fn run(
         log_bytes: Cell::new(0),
         calls: Cell::new(0),
         pending: RefCell::new(HashMap::new()),
+        object_prototype: RefCell::new(None),
         inline: program.inline.clone(),
         deadline,
         cancel: cancel.clone(),
@@ -250,6 +263,7 @@ fn run(
         let outcome = drive(&ctx, runtime, program, &shared, from_host, deadline);
         // Persistent handles must go before the runtime does.
         shared.pending.borrow_mut().clear();
+        shared.object_prototype.take();
         outcome
     });
     let logs = shared.logs.take();
@@ -376,7 +390,18 @@ fn result_of<'js>(
     if value.is_undefined() {
         return Ok(None);
     }
-    match to_json(ctx, value, "result", shared.limits.max_result_bytes()) {
+    let read = shared
+        .object_prototype(ctx)
+        .map_err(NotJson::Engine)
+        .and_then(|prototype| {
+            to_json(
+                &prototype,
+                value,
+                "result",
+                shared.limits.max_result_bytes(),
+            )
+        });
+    match read {
         Ok(json) => Ok(Some(json)),
         Err(NotJson::Value(problem)) => Err(Failure::new(Stop::NotJson, problem)),
         Err(NotJson::TooLarge) => Err(Failure::new(Stop::ResultSize, "")),
@@ -426,6 +451,7 @@ fn error_object<'js>(ctx: &Ctx<'js>, error: &CallError) -> rquickjs::Result<Valu
 /// `tools` and `console`, the only globals a program gets beyond the language's own.
 fn install<'js>(ctx: &Ctx<'js>, program: &Program, shared: &Rc<Shared>) -> rquickjs::Result<()> {
     let globals = ctx.globals();
+    *shared.object_prototype.borrow_mut() = Some(Persistent::save(ctx, object_prototype(ctx)?));
     let tools = Object::new(ctx.clone())?;
     for name in &program.tools {
         let shared = shared.clone();
@@ -485,7 +511,12 @@ fn call_tool<'js>(
     let (promise, resolve, reject) = ctx.promise()?;
     let args = match args.filter(|args| !args.is_undefined()) {
         None => Ok(serde_json::Value::Object(serde_json::Map::new())),
-        Some(args) => match to_json(ctx, &args, "args", shared.limits.max_result_bytes()) {
+        Some(args) => match to_json(
+            &shared.object_prototype(ctx)?,
+            &args,
+            "args",
+            shared.limits.max_result_bytes(),
+        ) {
             Ok(args) => Ok(args),
             Err(NotJson::Value(problem)) => Err(problem),
             Err(NotJson::TooLarge) => Err(format!(
@@ -505,11 +536,14 @@ fn call_tool<'js>(
                 .filter(|_| shared.pending.borrow().is_empty());
             let message = match inline {
                 Some(inline) => {
-                    shared.check_still_wanted(ctx)?;
-                    match dispatch_here(shared, inline, seq, tool, args) {
+                    let before = Instant::now();
+                    shared.check_still_wanted(ctx, before)?;
+                    let (dispatched, after) =
+                        dispatch_here(shared, inline, seq, tool, args, before);
+                    match dispatched {
                         Ok(reply) => {
                             // A call that ran past the deadline ends the run, not succeeds.
-                            shared.check_still_wanted(ctx)?;
+                            shared.check_still_wanted(ctx, after)?;
                             answer(ctx, reply, &resolve, &reject)?;
                             return Ok(promise.into_value());
                         }
@@ -548,18 +582,22 @@ fn call_tool<'js>(
     Ok(promise.into_value())
 }
 
-/// Dispatches a call on this thread, inside the host's runtime: its reply if it completed at
-/// once, else the dispatch as it stands, for the host to finish. The time the tool took is
-/// kept out of the program's CPU time.
+/// What [`dispatch_here`] gives: the reply if the call completed at once, else the dispatch as
+/// it stands.
+type Dispatched = Result<Result<FrozenValue, CallError>, BoxFuture<'static, ToolOutcome>>;
+
+/// Dispatches a call on this thread, inside the host's runtime, from `before`: its reply if it
+/// completed at once, else the dispatch as it stands, for the host to finish; and when it
+/// returned. The time the tool took is kept out of the program's CPU time.
 fn dispatch_here(
     shared: &Shared,
     inline: &InlineDispatch,
     seq: u64,
     tool: &str,
     args: serde_json::Value,
-) -> Result<Result<FrozenValue, CallError>, BoxFuture<'static, ToolOutcome>> {
-    let call = ToolCall::new(format!("{}.{seq}", inline.parent_id), tool, args);
-    let before = Instant::now();
+    before: Instant,
+) -> (Dispatched, Instant) {
+    let call = ToolCall::new(call_id(&inline.parent_id, seq), tool, args);
     let _in_run = inline.span.enter();
     let mut dispatch = inline.dispatcher.dispatch(call);
     let polled = {
@@ -568,13 +606,20 @@ fn dispatch_here(
         let mut context = std::task::Context::from_waker(std::task::Waker::noop());
         dispatch.as_mut().poll(&mut context)
     };
+    let after = Instant::now();
     shared
         .tools_cpu
-        .set(shared.tools_cpu.get() + before.elapsed());
-    match polled {
+        .set(shared.tools_cpu.get() + after.saturating_duration_since(before));
+    let dispatched = match polled {
         std::task::Poll::Ready(outcome) => Ok(reply(outcome)),
         std::task::Poll::Pending => Err(dispatch),
-    }
+    };
+    (dispatched, after)
+}
+
+/// A nested call's id: `<parent_id>.<seq>`, held inline when short (most are).
+pub(crate) fn call_id(parent_id: &str, seq: u64) -> SmolStr {
+    smol_str::format_smolstr!("{parent_id}.{seq}")
 }
 
 /// A nested outcome as the program gets it: the canonical value, or the error's parts.

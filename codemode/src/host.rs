@@ -72,7 +72,7 @@ pub(crate) async fn run(
             match from_engine.poll_recv(cx) {
                 Poll::Ready(Some(ToHost::Call { seq, name, args })) => {
                     progressed = true;
-                    let call = ToolCall::new(format!("{parent_id}.{seq}"), name, args);
+                    let call = ToolCall::new(engine::call_id(parent_id, seq), name, args);
                     if running.len() < width {
                         running.push(start(seq, call));
                     } else {

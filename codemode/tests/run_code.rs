@@ -194,6 +194,49 @@ async fn a_failed_call_throws_an_error_the_program_can_catch() {
     );
 }
 
+/// Gives back the arguments it is given.
+#[tool]
+fn echo(args: Value) -> Value {
+    args
+}
+
+/// Ids, the last beyond what a JavaScript number holds exactly.
+#[tool]
+fn ids() -> Vec<u64> {
+    vec![1, u64::MAX]
+}
+
+#[tokio::test]
+async fn values_cross_to_the_program_and_back_as_they_are() {
+    let fixture = fixture_with(Limits::default(), |builder| builder.tool(Echo).tool(Ids));
+    let sent = json!([
+        0, -7, 2_147_483_647, -2_147_483_648, 2_147_483_648_i64, -9_007_199_254_740_991_i64,
+        0.1, -2.5e-300, 1e300, "", "é \u{1F600}", true, false, null,
+        {"nested": {"list": [1, "two", {"three": 3.5}]}, "": [], "__proto__": {"kept": true}}
+    ]);
+    // Parsed, not written as a literal: in a literal, `__proto__` would set the prototype.
+    let text = serde_json::to_string(&sent.to_string()).unwrap();
+    let program = format!(
+        "const sent = JSON.parse({text});\n\
+         const back = [];\n\
+         for (const value of sent) back.push((await tools.echo({{ value }})).value);\n\
+         return back;"
+    );
+    let outcome = run(&fixture.registry, &program).await;
+    assert_eq!(value(&outcome)["result"], sent);
+
+    let program = "try { await tools.ids(); } catch (e) { return [e.code, e.message]; }";
+    let result = value(&run(&fixture.registry, program).await)["result"].clone();
+    assert_eq!(result[0], "VALUE_NOT_REPRESENTABLE");
+    assert!(
+        result[1]
+            .as_str()
+            .unwrap()
+            .starts_with("`value[1]` is an integer"),
+        "{result}"
+    );
+}
+
 #[tokio::test]
 async fn promise_all_over_more_calls_than_the_width_completes_them_all() {
     let fixture = fixture(Limits::default().concurrent_calls(2));
