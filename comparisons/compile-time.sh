@@ -8,7 +8,8 @@
 # For each shape, generates both crates under the build directory, builds their dependencies
 # once, then times (median of 5, the two frameworks taking turns, wall clock, debug profile,
 # incremental) a full build of the
-# crate itself and a rebuild after a one-line edit of one tool's body (its format string),
+# crate itself and a rebuild after a one-line edit of one tool's body (its format string, a
+# character longer each run),
 # counts the object code that rebuild wrote anew (the codegen units it could not reuse), and
 # prints the ratios.
 #
@@ -144,8 +145,9 @@ for shape in "${shapes[@]}"; do
             manifest="$work/$kind-$shape/Cargo.toml"
             cargo clean --manifest-path "$manifest" -p "tools-$kind-$shape" -q
             fulls[$kind]+=" $(seconds cargo build --manifest-path "$manifest")"
-            # A one-line edit of one tool's body: its format string.
-            sed -i "s/(edit [0-9]*)/(edit $run)/" "$work/$kind-$shape/src/lib.rs"
+            # A one-line edit of one tool's body: its format string, a character longer each
+            # run, so that (as in most edits) everything after it moves.
+            sed -i "s/(edit [0-9]*)/(edit $(printf '%0*d' $((run + 1)) 0))/" "$work/$kind-$shape/src/lib.rs"
             touch "$work/marker-$kind" && sleep 0.1
             edits[$kind]+=" $(seconds cargo build --manifest-path "$manifest")"
         done
