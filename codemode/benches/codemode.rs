@@ -33,20 +33,24 @@ fn registry() -> Registry {
 }
 
 fn program(calls: usize) -> String {
+    summing(calls, "", "tools.add")
+}
+
+/// The same loop over `add` written in JavaScript: what the engine itself spends.
+fn javascript_program(calls: usize) -> String {
+    summing(calls, "const add = async ({a, b}) => a + b;\n", "add")
+}
+
+/// `prelude`, then a loop summing `calls` awaited calls of `callee`.
+fn summing(calls: usize, prelude: &str, callee: &str) -> String {
     format!(
-        "let sum = 0;\nfor (let i = 0; i < {calls}; i++) sum += await tools.add({{a: i, b: 1}});\nreturn sum;"
+        "{prelude}let sum = 0;\nfor (let i = 0; i < {calls}; i++) sum += await {callee}({{a: i, b: 1}});\nreturn sum;"
     )
 }
 
 /// Calls a program makes: enough that the time a run takes to start (which moves by more than
 /// a call costs) is small beside them.
 const CALLS: usize = 500;
-
-fn javascript_program(calls: usize) -> String {
-    format!(
-        "const add = async ({{a, b}}) => a + b;\nlet sum = 0;\nfor (let i = 0; i < {calls}; i++) sum += await add({{a: i, b: 1}});\nreturn sum;"
-    )
-}
 
 fn nested_call(c: &mut Criterion) {
     let runtime = tokio::runtime::Builder::new_current_thread()
