@@ -1,12 +1,14 @@
 //! Code generation: the args struct, the `ToolDef` builder expression, the unit struct that
 //! registers a free function, and the `Toolset` impl of an impl block.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned as _;
 use syn::{Ident, ItemFn, ItemImpl, Path, Visibility};
 
-use crate::ast::{ArgsForm, Input, Output, ToolFn, ToolsetImpl, pascal_case, struct_ident, unraw};
+use crate::ast::{
+    ArgsForm, Input, Output, Param, ToolFn, ToolsetImpl, pascal_case, struct_ident, unraw,
+};
 use crate::attr::{parse_tool_attr, parse_toolset_attr, strip_param_helpers};
 use crate::errors::Errors;
 use crate::fallback;
@@ -45,13 +47,13 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     // `#struct_ident` resolves to the glob-imported struct unless an item of the same name in
     // this scope hides it; then this fails, with the message on `GeneratedTool`.
     let ident_here = Ident::new(&struct_ident.to_string(), Span::call_site());
-    quote! {
-        #item
-
+    let allowed = allowed();
+    let generated = quote! {
         #declaration
 
         #args_struct
 
+        #allowed
         #[automatically_derived]
         impl #krate::__private::IntoToolDef for #path {
             fn into_tool_def(self) -> #krate::__private::ToolDef {
@@ -59,14 +61,69 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
         }
 
+        #allowed
         #[automatically_derived]
         #[diagnostic::do_not_recommend]
         impl #krate::__private::GeneratedTool for #path {}
 
+        #allowed
         const _: () = #krate::__private::assert_generated_tool::<#ident_here>();
 
         #name_pin
+    };
+    let generated = anchored(
+        generated,
+        item.sig.ident.span(),
+        item.block.brace_token.span.close(),
+    );
+    quote! {
+        #item
+
+        #generated
     }
+}
+
+/// The generated items, made as cheap to move as the user's own: an edit above a tool moves
+/// its expansion, and rustc checks an item again when the hash of its spans changes. A span is
+/// hashed relative to its item when the item's span contains it, and by line and column when
+/// not; its syntax context is hashed too, and the macro call's context carries the call's
+/// position. So every token takes the function's syntax context (its position kept: the
+/// messages point where they did), and every item opens at the attribute and closes (`}`, `;`)
+/// at the item's last brace, so that its span contains the user's tokens it repeats.
+/// `context` is a token of the user's, for its syntax context; `close` is their item's last
+/// brace.
+fn anchored(generated: TokenStream, context: Span, close: Span) -> TokenStream {
+    anchor(generated, context, close.resolved_at(context))
+}
+
+fn anchor(tokens: TokenStream, context: Span, close: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            TokenTree::Group(group) => {
+                let mut anchored =
+                    Group::new(group.delimiter(), anchor(group.stream(), context, close));
+                anchored.set_span(if group.delimiter() == Delimiter::Brace {
+                    close
+                } else {
+                    group.span().resolved_at(context)
+                });
+                TokenTree::Group(anchored)
+            }
+            TokenTree::Punct(mut punct) => {
+                punct.set_span(if punct.as_char() == ';' {
+                    close
+                } else {
+                    punct.span().resolved_at(context)
+                });
+                TokenTree::Punct(punct)
+            }
+            mut other => {
+                other.set_span(other.span().resolved_at(context));
+                other
+            }
+        })
+        .collect()
 }
 
 /// `#[toolset]` on an impl block: parse, validate, expand — every problem reported at once.
@@ -95,21 +152,32 @@ pub(crate) fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
         pins.push(name_pin(tool, &krate));
     }
     let self_ty = &item.self_ty;
-    quote! {
-        #item
-
+    let allowed = allowed();
+    let generated = quote! {
         #(#args_structs)*
 
         #(#pins)*
 
+        #allowed
         #[automatically_derived]
         impl #krate::__private::Toolset for #self_ty {
             fn tool_defs(
                 self: #krate::__private::Arc<Self>,
             ) -> ::std::vec::Vec<#krate::__private::ToolDef> {
-                ::std::vec![#(#defs),*]
+                // Not `vec!`: a macro called here would be checked again whenever it moved.
+                ::std::vec::Vec::from([#(#defs),*])
             }
         }
+    };
+    let generated = anchored(
+        generated,
+        item.impl_token.span,
+        item.brace_token.span.close(),
+    );
+    quote! {
+        #item
+
+        #generated
     }
 }
 
@@ -138,14 +206,37 @@ impl<'a> UnitStruct<'a> {
         let Self { ident, module, .. } = self;
         let vis = &self.item.vis;
         let inner = inner_visibility(vis);
+        let name = ident.to_string();
+        let allowed = allowed();
         quote! {
+            #allowed
             #[doc(hidden)]
             mod #module {
                 #[doc = #doc]
-                #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::default::Default)]
                 #inner struct #ident;
+
+                // Written out, not derived: a derive's expansion is checked again when moved.
+                impl ::core::clone::Clone for #ident {
+                    fn clone(&self) -> Self {
+                        *self
+                    }
+                }
+
+                impl ::core::marker::Copy for #ident {}
+
+                impl ::core::fmt::Debug for #ident {
+                    fn fmt(&self, formatter: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                        formatter.write_str(#name)
+                    }
+                }
+
+                impl ::core::default::Default for #ident {
+                    fn default() -> Self {
+                        Self
+                    }
+                }
             }
-            #[allow(unused_imports)]
+            #allowed
             #vis use #module::*;
         }
     }
@@ -344,6 +435,7 @@ fn handler_closure(tool: &ToolFn, krate: &Path, callee: &Callee) -> TokenStream 
     // Spanned on the function: an `async` body whose future is not `Send` is reported there,
     // "required by a bound in `tool_body_must_be_send`" (the function named for what it checks).
     let span = tool.sig.ident.span();
+    let krate = &respanned(krate, span);
     let body = if tool.sig.asyncness.is_some() {
         quote_spanned! {span=>
             #krate::__private::tool_body_must_be_send(async move { #(#states)* #result })
@@ -414,9 +506,10 @@ fn call_expr(tool: &ToolFn, callee: &Callee) -> TokenStream {
 fn result_expr(tool: &ToolFn, krate: &Path, call: &TokenStream) -> TokenStream {
     match &tool.output {
         Output::Result { ty, err, .. } => {
-            let convert = quote_spanned!(err.as_ref().unwrap_or(ty).span()=>
-                #krate::__private::into_tool_error(__toolprism_error)
-            );
+            let span = err.as_ref().unwrap_or(ty).span();
+            let krate = respanned(krate, span);
+            let convert =
+                quote_spanned!(span=> #krate::__private::into_tool_error(__toolprism_error));
             quote! {
                 match #call {
                     ::core::result::Result::Ok(__toolprism_value) => {
@@ -453,7 +546,9 @@ fn projection_steps(tool: &ToolFn) -> TokenStream {
 /// implementations of the name rule cannot drift apart.
 pub(crate) fn name_pin(tool: &ToolFn, krate: &Path) -> TokenStream {
     let name = tool.tool_name();
+    let allowed = allowed();
     quote! {
+        #allowed
         const _: () = #krate::__private::assert_tool_name(#name);
     }
 }
@@ -475,14 +570,28 @@ pub(crate) fn args_struct(tool: &ToolFn, args_ident: &Ident, krate: &Path) -> To
             .map(|text| quote!(#[doc = #text]));
         Some(quote!(#doc #(#forwarded)* #vis #ident: #ty))
     });
-    let krate_text = quote!(#krate).to_string().replace(' ', "");
-    let serde_path = format!("{krate_text}::__private::serde");
-    let schemars_path = format!("{krate_text}::__private::schemars");
+    let allowed = allowed();
     let doc = format!(
         "The arguments of the `{}` tool, one field per parameter.",
         tool.tool_name()
     );
+    let parameters = tool.sig.paren_token.span.join();
+    if let Some(read) = shared_reading(&params, parameters, args_ident, &doc, krate) {
+        return quote! {
+            #allowed
+            #[doc = #doc]
+            #vis struct #args_ident {
+                #(#fields,)*
+            }
+
+            #read
+        };
+    }
+    let krate_text = quote!(#krate).to_string().replace(' ', "");
+    let serde_path = format!("{krate_text}::__private::serde");
+    let schemars_path = format!("{krate_text}::__private::schemars");
     quote! {
+        #allowed
         #[doc = #doc]
         #[derive(#krate::__private::serde::Deserialize, #krate::__private::schemars::JsonSchema)]
         #[serde(crate = #serde_path, deny_unknown_fields)]
@@ -490,6 +599,139 @@ pub(crate) fn args_struct(tool: &ToolFn, args_ident: &Ident, krate: &Path) -> To
         #vis struct #args_ident {
             #(#fields,)*
         }
+    }
+}
+
+/// On every generated item: the lints a user turns on are for the code they wrote. The
+/// expansion has their code's syntax context (see [`anchored`]), so the lints that skip a
+/// macro's output would not know to skip it. (A field without a description has no doc, and
+/// a parameter's type need not be `Debug`.)
+fn allowed() -> TokenStream {
+    quote! {
+        #[allow(
+            missing_docs,
+            missing_debug_implementations,
+            unused_imports,
+            unused_qualifications,
+            clippy::all,
+            clippy::pedantic,
+            clippy::nursery,
+            clippy::restriction
+        )]
+    }
+}
+
+/// The crate's path with every token at `span`: a call through it is then reported where the
+/// rest of the call is.
+fn respanned(krate: &Path, span: Span) -> TokenStream {
+    quote!(#krate)
+        .into_iter()
+        .map(|mut token| {
+            token.set_span(span);
+            token
+        })
+        .collect()
+}
+
+/// The most parameters a list read by the runtime's shared code may have (the tuples
+/// `FieldTypes` is implemented for).
+const SHARED_FIELDS_MAX: usize = 12;
+
+/// `Deserialize` and `JsonSchema` for the struct of a parameter list, by the runtime's shared
+/// code over the tuple of the parameter types and a table of their names and descriptions:
+/// what `#[derive(Deserialize, JsonSchema)]` with `#[serde(deny_unknown_fields)]` does, in a
+/// few lines that rustc does not check again when an edit above moves them. `None` for a list
+/// the shared code does not read: one with `#[serde]` or `#[schemars]` on a parameter, or
+/// longer than the tuples it takes. The calls that need every parameter's type to be
+/// `Deserialize` and `JsonSchema` are spanned on the parameter list, so a type that is not is
+/// reported there.
+fn shared_reading(
+    params: &[&Param],
+    parameters: Span,
+    args_ident: &Ident,
+    doc: &str,
+    krate: &Path,
+) -> Option<TokenStream> {
+    if params.len() > SHARED_FIELDS_MAX || params.iter().any(|param| !param.forwarded.is_empty()) {
+        return None;
+    }
+    let idents = params
+        .iter()
+        .map(|param| param.ident())
+        .collect::<Option<Vec<_>>>()?;
+    let types = params.iter().map(|param| &param.ty);
+    let types = quote_spanned!(parameters=> (#(#types,)*));
+    let at_parameters = respanned(krate, parameters);
+    let read =
+        quote_spanned!(parameters=> #at_parameters::__private::deserialize_params::<__D, #types>);
+    let describe = quote_spanned!(parameters=> #at_parameters::__private::params_schema::<#types>);
+    let names = idents.iter().map(|ident| unraw(ident));
+    let names = quote!(&[#(#names),*]);
+    let about = params.iter().map(|param| {
+        let text = param
+            .arg
+            .description
+            .as_ref()
+            .map(syn::LitStr::value)
+            .unwrap_or_default();
+        let (title, description) = title_and_description(&text);
+        quote!((#title, #description))
+    });
+    let name = args_ident.to_string();
+    let allowed = allowed();
+    Some(quote! {
+        #allowed
+        #[automatically_derived]
+        impl<'de> #krate::__private::serde::Deserialize<'de> for #args_ident {
+            fn deserialize<__D: #krate::__private::serde::Deserializer<'de>>(
+                __toolprism_deserializer: __D,
+            ) -> ::core::result::Result<Self, __D::Error> {
+                let (#(#idents,)*) = #read(
+                    __toolprism_deserializer,
+                    #name,
+                    #names,
+                )?;
+                ::core::result::Result::Ok(Self { #(#idents),* })
+            }
+        }
+
+        #allowed
+        #[automatically_derived]
+        impl #krate::__private::schemars::JsonSchema for #args_ident {
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+                ::std::borrow::Cow::Borrowed(#name)
+            }
+
+            fn schema_id() -> ::std::borrow::Cow<'static, str> {
+                #krate::__private::schema_id::<Self>()
+            }
+
+            fn json_schema(
+                __toolprism_generator: &mut #krate::__private::schemars::SchemaGenerator,
+            ) -> #krate::__private::schemars::Schema {
+                #describe(
+                    __toolprism_generator,
+                    #doc,
+                    #names,
+                    &[#(#about),*],
+                )
+            }
+        }
+    })
+}
+
+/// A description split as schemars splits a doc comment: a first line that starts with `#` is
+/// the title (its `#`s dropped), the rest the description.
+fn title_and_description(text: &str) -> (&str, &str) {
+    let text = text.trim_ascii();
+    if text.starts_with('#') {
+        let end = text.find('\n').unwrap_or(text.len());
+        (
+            text[..end].trim_start_matches('#').trim_ascii(),
+            text[end..].trim_ascii(),
+        )
+    } else {
+        ("", text)
     }
 }
 
@@ -510,7 +752,9 @@ mod tests {
 
     #[test]
     fn the_crate_override_is_the_only_path_into_the_runtime() {
-        let expanded = tool(
+        // A plain list is read by the runtime's shared code; one with `#[serde]` on a
+        // parameter is derived, and the derives are told the path too.
+        let shared = tool(
             quote!(crate = "my_tp"),
             quote! {
                 /// Adds.
@@ -518,16 +762,29 @@ mod tests {
             },
         )
         .to_string();
+        let derived = tool(
+            quote!(crate = "my_tp"),
+            quote! {
+                /// Adds.
+                fn add(a: i64, #[serde(default)] b: i64) -> i64 { a + b }
+            },
+        )
+        .to_string();
+        for expanded in [&shared, &derived] {
+            assert!(
+                expanded.contains("my_tp :: __private :: ToolDef"),
+                "{expanded}"
+            );
+            assert!(!expanded.contains(":: toolprism ::"), "{expanded}");
+            assert!(!expanded.contains("\"::toolprism"), "{expanded}");
+        }
         assert!(
-            expanded.contains("my_tp :: __private :: ToolDef"),
-            "{expanded}"
+            shared.contains("my_tp :: __private :: deserialize_params"),
+            "{shared}"
         );
-        assert!(!expanded.contains(":: toolprism ::"), "{expanded}");
-        assert!(!expanded.contains("\"::toolprism"), "{expanded}");
-        assert!(
-            expanded.contains("\"my_tp::__private::serde\""),
-            "{expanded}"
-        );
+        assert!(!shared.contains("derive (my_tp"), "{shared}");
+        assert!(derived.contains("\"my_tp::__private::serde\""), "{derived}");
+        assert!(!derived.contains("deserialize_params"), "{derived}");
     }
 
     #[test]

@@ -38,6 +38,7 @@ pub mod error;
 pub mod lower;
 mod outcome;
 mod panic;
+mod params;
 pub mod pipeline;
 pub mod present;
 mod registry;
@@ -282,6 +283,9 @@ pub mod __private {
     use crate::BoxFuture;
     pub use crate::context::{State, ToolContext};
     pub use crate::error::ToolError;
+    pub use crate::params::{
+        FieldSchemas, FieldTypes, deserialize_params, params_schema, schema_id,
+    };
     use crate::tool::is_valid_tool_name;
     pub use crate::tool::{
         BodyOutput, Finish, IntoToolDef, KeepsVerbatim, ReadsBack, ToolArgs, ToolDef, ToolOutput,
