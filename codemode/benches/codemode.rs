@@ -6,7 +6,8 @@
 //!   program calling a JavaScript `async` function instead (`javascript/500`) is what the
 //!   engine itself spends on the call, the object literal and the `await`.
 //! - `start`: a run that returns at once (`program/0`, a fresh runtime on an engine thread),
-//!   against a direct dispatch of `add` (`direct_add`).
+//!   against a direct dispatch of `add` (`direct_add`); back to back, and after a pause
+//!   (`start_after_idle/program/0`), as runs a model's turns apart start.
 //! - `parallel`: 16 programs of 100 calls each at once (`programs/16`) against one
 //!   (`programs/1`), each spawned on a Tokio runtime of 1 and of 2 workers; spread perfectly
 //!   over the cores, 16 would take 16 ÷ cores times one.
@@ -106,6 +107,29 @@ fn nested_call(c: &mut Criterion) {
         b.iter(|| {
             let call = ToolCall::new("run", "run_code", json!({ "code": code }));
             black_box(runtime.block_on(snapshot.dispatch(call, Surface::Direct)))
+        });
+    });
+    group.finish();
+
+    // Back to back, each run above also pays for the next one's runtime, made on the engine
+    // thread as this one ends, and for freeing its own: on two cores they compete. A model
+    // writes a program a turn, seconds apart; this is the start such a run sees, the engine
+    // thread idle with its fresh runtime made (a pause of 1 ms before each run, not timed).
+    let mut group = c.benchmark_group("start_after_idle");
+    group.sample_size(10);
+    group.measurement_time(std::time::Duration::from_millis(500));
+    group.bench_function("program/0", |b| {
+        let code = program(0);
+        b.iter_custom(|iters| {
+            let mut timed = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                let call = ToolCall::new("run", "run_code", json!({ "code": code }));
+                let started = std::time::Instant::now();
+                black_box(runtime.block_on(snapshot.dispatch(call, Surface::Direct)));
+                timed += started.elapsed();
+            }
+            timed
         });
     });
     group.finish();

@@ -110,6 +110,9 @@ fn anchor(tokens: TokenStream, context: Span, close: Span) -> TokenStream {
                 });
                 TokenTree::Group(anchored)
             }
+            // `$crate` names the crate of the `macro_rules!` that wrote it by its own syntax
+            // context: a tool declared by another crate's macro keeps it.
+            TokenTree::Ident(ident) if ident == "$crate" => TokenTree::Ident(ident),
             TokenTree::Punct(mut punct) => {
                 punct.set_span(if punct.as_char() == ';' {
                     close
@@ -559,24 +562,33 @@ pub(crate) fn args_struct(tool: &ToolFn, args_ident: &Ident, krate: &Path) -> To
         return TokenStream::new();
     };
     let vis = &tool.vis;
-    let fields = params.iter().filter_map(|param| {
-        let ident = param.ident()?;
-        let ty = &param.ty;
-        let forwarded = &param.forwarded;
-        let doc = param
-            .arg
-            .description
-            .as_ref()
-            .map(|text| quote!(#[doc = #text]));
-        Some(quote!(#doc #(#forwarded)* #vis #ident: #ty))
-    });
     let allowed = allowed();
     let doc = format!(
         "The arguments of the `{}` tool, one field per parameter.",
         tool.tool_name()
     );
     let parameters = tool.sig.paren_token.span.join();
-    if let Some(read) = shared_reading(&params, parameters, args_ident, &doc, krate) {
+    let shared = shared_reading(&params, parameters, args_ident, &doc, krate);
+    let read_by_shared_code = shared.is_some();
+    // A field's doc is its description. A struct read by the shared code describes itself
+    // from the table, so a parameter without a description gets a doc that says what it is
+    // (a crate that denies `missing_docs` takes the struct); a derived struct's docs are its
+    // schema's descriptions, so there it gets none.
+    let fields = params.iter().filter_map(|param| {
+        let ident = param.ident()?;
+        let ty = &param.ty;
+        let forwarded = &param.forwarded;
+        let doc = match &param.arg.description {
+            Some(text) => Some(quote!(#[doc = #text])),
+            None if read_by_shared_code => {
+                let text = format!("The `{}` parameter.", unraw(ident));
+                Some(quote!(#[doc = #text]))
+            }
+            None => None,
+        };
+        Some(quote!(#doc #(#forwarded)* #vis #ident: #ty))
+    });
+    if let Some(read) = shared {
         return quote! {
             #allowed
             #[doc = #doc]
@@ -604,13 +616,14 @@ pub(crate) fn args_struct(tool: &ToolFn, args_ident: &Ident, krate: &Path) -> To
 
 /// On every generated item: the lints a user turns on are for the code they wrote. The
 /// expansion has their code's syntax context (see [`anchored`]), so the lints that skip a
-/// macro's output would not know to skip it. (A field without a description has no doc, and
-/// a parameter's type need not be `Debug`.)
+/// macro's output would not know to skip it. (A parameter's type need not be `Debug` or
+/// `Copy`.) An `allow` under a `forbid` of the same lint is an error: none here is one a crate
+/// is likely to forbid, and `missing_docs`, which is, is met instead (every field has a doc).
 fn allowed() -> TokenStream {
     quote! {
         #[allow(
-            missing_docs,
             missing_debug_implementations,
+            missing_copy_implementations,
             unused_imports,
             unused_qualifications,
             clippy::all,

@@ -173,6 +173,48 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// expansion then fails once, saying that the name is taken and that `struct_name = "..."`
 /// renames the struct. A name that would hide the prelude (`fn string` → `String`) is refused
 /// the same way.
+///
+/// The generated code has the syntax context of the function (so that an edit above a tool
+/// does not make rustc check its expansion again): it follows the crate's edition, 2018 or
+/// later.
+///
+/// ```edition2018
+/// use toolprism::prelude::*;
+///
+/// /// Greets, in a crate of edition 2018.
+/// #[tool]
+/// async fn greet(cx: &ToolContext, #[arg(description = "Who.")] name: String, times: u8) -> Result<String, ToolError> {
+///     Ok(format!("{} from {}", name.repeat(usize::from(times)), cx.tool_name()))
+/// }
+///
+/// let registry = Registry::builder().tool(Greet).build().unwrap();
+/// let call = ToolCall::new("c", "greet", serde_json::json!({"name": "a", "times": 2}));
+/// let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// let outcome = runtime.block_on(registry.dispatch(call, Surface::Direct));
+/// assert_eq!(outcome.value().unwrap(), &serde_json::json!("aa from greet"));
+/// ```
+///
+/// ```edition2021
+/// use toolprism::prelude::*;
+///
+/// struct Counter(u64);
+///
+/// #[toolset]
+/// impl Counter {
+///     /// Adds to the count, in a crate of edition 2021.
+///     #[tool]
+///     fn bump(&self, by: u64, note: Option<String>) -> u64 {
+///         drop(note);
+///         self.0 + by
+///     }
+/// }
+///
+/// let registry = Registry::builder().toolset(Counter(1)).build().unwrap();
+/// let call = ToolCall::new("c", "bump", serde_json::json!({"by": 2}));
+/// let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+/// let outcome = runtime.block_on(registry.dispatch(call, Surface::Direct));
+/// assert_eq!(outcome.value().unwrap(), &serde_json::json!(3));
+/// ```
 pub use toolprism_macros::tool;
 
 /// Turns the `#[tool]` methods of an impl block into a set of tools that share the state.

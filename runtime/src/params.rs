@@ -347,7 +347,8 @@ fn insert_if_nonempty(schema: &mut Schema, key: &str, text: &str) {
 }
 
 /// The key under which the schema generator keeps the struct's schema apart from others of
-/// the same name: its path, as the derive's `module_path!()` and name make it.
+/// the same name: its path (with the function it is declared in, if any, where the derive's
+/// `module_path!()` would leave that out).
 pub fn schema_id<T: ?Sized>() -> Cow<'static, str> {
     Cow::Borrowed(std::any::type_name::<T>())
 }

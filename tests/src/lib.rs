@@ -8,6 +8,22 @@ use std::path::{Path, PathBuf};
 
 use toolprism::{ContentBlock, ToolOutcome};
 
+/// A text: the type [`text_tool!`] names through `$crate`.
+pub type Text = String;
+
+/// Declares a tool whose parameter and value types are named through `$crate`: used from
+/// another crate, the tool's expansion must keep `$crate` naming this one.
+#[macro_export]
+macro_rules! text_tool {
+    ($name:ident) => {
+        /// Repeats a text.
+        #[::toolprism::tool]
+        pub fn $name(text: $crate::Text, times: u8) -> $crate::Text {
+            text.repeat(usize::from(times))
+        }
+    };
+}
+
 /// The failure code of an outcome, if it is a failure with one.
 pub fn code(outcome: &ToolOutcome) -> Option<&str> {
     outcome.error().and_then(|error| error.code())

@@ -35,6 +35,9 @@ pub fn nothing() -> u8 {
     0
 }
 
+// A tool declared by another crate's `macro_rules!`, its types named through `$crate`.
+toolprism_tests::text_tool!(shout);
+
 /// Thirteen parameters: more than the shared code's tuples, so the struct is derived.
 #[tool]
 #[allow(clippy::too_many_arguments, clippy::many_single_char_names)]
@@ -208,6 +211,19 @@ fn a_list_the_shared_code_does_not_read_is_derived() {
         unknown.to_string().starts_with("unknown field `z`"),
         "{unknown}"
     );
+}
+
+#[test]
+fn crate_in_another_crates_macro_names_that_crate() {
+    let registry = Registry::builder().tool(Shout).build().unwrap();
+    let call = ToolCall::new("c", "shout", json!({"text": "ab", "times": 2}));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let outcome = runtime.block_on(registry.dispatch(call, Surface::Direct));
+    assert_eq!(outcome.value().unwrap(), &json!("abab"));
+    let args: ShoutArgs = serde_json::from_value(json!({"text": "x", "times": 1})).unwrap();
+    assert_eq!(args.text, "x");
 }
 
 /// A JSON value of one of the kinds the fields take or refuse.
