@@ -680,15 +680,13 @@ fn shared_reading(
     let describe = quote_spanned!(parameters=> #at_parameters::__private::params_schema::<#types>);
     let names = idents.iter().map(|ident| unraw(ident));
     let names = quote!(&[#(#names),*]);
-    let about = params.iter().map(|param| {
-        let text = param
+    let descriptions = params.iter().map(|param| {
+        param
             .arg
             .description
             .as_ref()
             .map(syn::LitStr::value)
-            .unwrap_or_default();
-        let (title, description) = title_and_description(&text);
-        quote!((#title, #description))
+            .unwrap_or_default()
     });
     let name = args_ident.to_string();
     let allowed = allowed();
@@ -726,26 +724,11 @@ fn shared_reading(
                     __toolprism_generator,
                     #doc,
                     #names,
-                    &[#(#about),*],
+                    &[#(#descriptions),*],
                 )
             }
         }
     })
-}
-
-/// A description split as schemars splits a doc comment: a first line that starts with `#` is
-/// the title (its `#`s dropped), the rest the description.
-fn title_and_description(text: &str) -> (&str, &str) {
-    let text = text.trim_ascii();
-    if text.starts_with('#') {
-        let end = text.find('\n').unwrap_or(text.len());
-        (
-            text[..end].trim_start_matches('#').trim_ascii(),
-            text[end..].trim_ascii(),
-        )
-    } else {
-        ("", text)
-    }
 }
 
 /// `::toolprism`, or the `crate = "..."` override.

@@ -147,7 +147,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// ```text
 /// mod __toolprism_tool_add { pub struct Add; }      // unit struct, PascalCase of the fn name,
 /// pub use __toolprism_tool_add::*;                  //   glob-imported (see below)
-/// pub struct AddArgs { pub a: i64, pub b: i64 }     // parameter-list form only
+/// pub struct AddArgs { pub a: i64, pub b: i64 }     // parameter-list form only; its
+///                                                   //   Deserialize and JsonSchema call
+///                                                   //   the runtime's shared code
 /// impl IntoToolDef for __toolprism_tool_add::Add {
 ///     fn into_tool_def(self) -> ToolDef {
 ///         ToolDef::builder("add")

@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::{_private, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, forward_to_deserialize_any};
 use serde_json::{Map, Value};
@@ -302,48 +302,33 @@ impl Visitor<'_> for FieldIndex {
     }
 }
 
-/// The schema of the struct: an object of `fields`, each with its `(title, description)`, no
-/// other property allowed, the struct's own `description` on it.
+/// The schema of the struct: an object of `fields`, each described by its parameter's
+/// description (a first line starting with `#` is its title), no other property allowed, the
+/// struct's own `description` on it. Put together with the functions schemars's derive calls,
+/// so the two cannot drift apart.
 pub fn params_schema<T: FieldSchemas>(
     generator: &mut SchemaGenerator,
     description: &'static str,
     fields: &'static [&'static str],
-    about: &'static [(&'static str, &'static str)],
+    descriptions: &'static [&'static str],
 ) -> Schema {
     let mut object = Map::new();
     object.insert("type".into(), Value::from("object"));
     object.insert("additionalProperties".into(), Value::Bool(false));
     let mut schema = Schema::from(object);
     for (index, (mut field_schema, optional)) in T::schemas(generator).into_iter().enumerate() {
-        let (title, field_description) = about.get(index).copied().unwrap_or_default();
-        insert_if_nonempty(&mut field_schema, "title", title);
-        insert_if_nonempty(&mut field_schema, "description", field_description);
-        let object = schema.ensure_object();
-        let name = field(fields, index);
-        if let Some(properties) = object
-            .entry("properties")
-            .or_insert_with(|| Value::Object(Map::new()))
-            .as_object_mut()
-        {
-            properties.insert(name.to_owned(), field_schema.into());
-        }
-        if !optional
-            && let Some(required) = object
-                .entry("required")
-                .or_insert_with(|| Value::Array(Vec::new()))
-                .as_array_mut()
-        {
-            required.push(name.into());
-        }
+        let doc = descriptions.get(index).copied().unwrap_or_default();
+        let (title, field_description) = _private::get_title_and_description(doc);
+        _private::insert_metadata_property_if_nonempty(&mut field_schema, "title", title);
+        _private::insert_metadata_property_if_nonempty(
+            &mut field_schema,
+            "description",
+            field_description,
+        );
+        _private::insert_object_property(&mut schema, field(fields, index), optional, field_schema);
     }
-    insert_if_nonempty(&mut schema, "description", description);
+    _private::insert_metadata_property_if_nonempty(&mut schema, "description", description);
     schema
-}
-
-fn insert_if_nonempty(schema: &mut Schema, key: &str, text: &str) {
-    if !text.is_empty() {
-        schema.insert(key.to_owned(), text.into());
-    }
 }
 
 /// The key under which the schema generator keeps the struct's schema apart from others of
