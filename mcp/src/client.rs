@@ -47,11 +47,12 @@ use toolprism::tool::{Icon, IconTheme, Namespace, Presented, ToolAbout};
 use toolprism::{ContentBlock, RegistrationError, Registry, ToolContext, ToolDef, ToolError};
 
 use crate::client_input::{InFlight, MAX_INPUT_ROUNDS, answer_all, answer_live, follow_task};
-use crate::content::from_mcp;
-use crate::names::{NameError, provider_safe_name};
 use crate::remote_progress::ProgressRoutes;
-use crate::schema::{WRAP_PROPERTY, unwrap};
-use crate::server::{ERROR_META_KEY, quoted_for_error};
+use crate::wire::content::from_mcp;
+use crate::wire::names::{NameError, provider_safe_name};
+use crate::wire::result::ERROR_META_KEY;
+use crate::wire::schema::{WRAP_PROPERTY, unwrap};
+use crate::wire::text::quoted_for_error;
 
 /// The code of a call that failed because the server could not be reached or went away.
 pub const SERVER_UNAVAILABLE: &str = "MCP_SERVER_UNAVAILABLE";

@@ -21,7 +21,7 @@ use toolprism::error::ToolError;
 
 use crate::client::{SERVER_ERROR, SERVER_UNAVAILABLE};
 use crate::remote_progress::MAX_PROGRESS_MESSAGE;
-use crate::server::cut;
+use crate::wire::text::cut;
 
 /// The most rounds of input-required results one call answers before giving up.
 pub const MAX_INPUT_ROUNDS: usize = 10;

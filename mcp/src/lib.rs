@@ -8,24 +8,22 @@ mod client;
 #[cfg(feature = "oauth-client")]
 mod client_auth;
 mod client_input;
-mod content;
 #[cfg(feature = "http-server")]
 mod door;
 mod host;
 #[cfg(feature = "http-server")]
 mod http;
 mod input;
-mod names;
 #[cfg(feature = "object-store")]
 mod object;
 mod peer;
 mod progress;
 mod remote_progress;
 mod resources;
-pub mod schema;
 mod server;
 mod task_store;
 mod tasks;
+mod wire;
 
 #[cfg(feature = "auth")]
 pub use auth::{
@@ -47,17 +45,19 @@ pub use door::{
 #[cfg(feature = "http-server")]
 pub use http::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};
 pub use input::DEFAULT_REQUEST_STATE_TTL;
-pub use names::{NameError, provider_safe_name};
 #[cfg(feature = "object-store")]
 pub use object::ObjectOutputStore;
 pub use peer::McpPeer;
 pub use remote_progress::MAX_PROGRESS_MESSAGE;
 pub use resources::{OUTPUT_URI_PREFIX, OutputResources, output_uri};
-pub use server::{CARD_META_KEY, ERROR_META_KEY, McpServer, RequestStateKeyError};
+pub use server::{McpServer, RequestStateKeyError};
 #[cfg(feature = "object-store")]
 pub use task_store::ObjectTaskStore;
 pub use task_store::{MAX_MEMORY_TASK_ENTRIES, MemoryTaskStore, TaskStore, TaskStoreError};
 pub use tasks::{DEFAULT_TASK_TTL, MAX_RUNNING_TASKS, TASK_POLL, TASK_POLL_MAX};
+pub use wire::names::{NameError, provider_safe_name};
+pub use wire::result::{CARD_META_KEY, ERROR_META_KEY};
+pub use wire::schema;
 
 /// Re-exported so hosts name the same rmcp this crate speaks.
 pub use rmcp;

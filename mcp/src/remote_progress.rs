@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use toolprism::ToolContext;
 
-use crate::server::cut;
+use crate::wire::text::cut;
 
 /// The most characters of an imported tool's progress message passed on to the local call
 /// (the cut marked with `…`): a server's message is shown as it comes, and a host may keep many

@@ -23,46 +23,39 @@ use std::task::Poll;
 use std::time::Duration;
 
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams,
-    CompleteRequestMethod, CompleteRequestParams, CompleteResult, CreateTaskResult,
-    GetPromptRequestMethod, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
-    GetTaskResult, Implementation, InputRequiredResult, JsonObject, ListPromptsRequestMethod,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    MetaObject, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, RequestMetaObject,
-    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SubscribeRequestMethod,
-    SubscribeRequestParams, SubscriptionFilter, Tool, ToolAnnotations, UnsubscribeRequestMethod,
-    UnsubscribeRequestParams, UpdateTaskParams,
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestMethod,
+    CompleteRequestParams, CompleteResult, CreateTaskResult, GetPromptRequestMethod,
+    GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskResult, Implementation,
+    InputRequiredResult, JsonObject, ListPromptsRequestMethod, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, RequestMetaObject, ResourceContents, ResourceTemplate, ServerCapabilities,
+    ServerConfig, SubscribeRequestMethod, SubscribeRequestParams, SubscriptionFilter, Tool,
+    ToolAnnotations, UnsubscribeRequestMethod, UnsubscribeRequestParams, UpdateTaskParams,
 };
 use rmcp::service::{
     MaybeSendFuture, NotificationContext, RequestContext, RoleServer, SubscriptionContext,
 };
 use rmcp::{ErrorData, ServerHandler};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
 use toolprism::context::Progress;
 use toolprism::error::codes;
 use toolprism::lower::description_with_examples;
 use toolprism::pipeline::DispatchOptions;
 use toolprism::tool::{IconTheme, TaskSupport, ToolAbout};
-use toolprism::{
-    BoxFuture, ChangeListener, OutcomeParts, Registry, SmolStr, Surface, ToolCall, ToolOutcome,
-};
+use toolprism::{BoxFuture, ChangeListener, Registry, SmolStr, Surface, ToolCall, ToolOutcome};
 
-use crate::content::into_mcp;
 use crate::host::{self, HostHandler};
 use crate::input::{self, RequestStates};
 use crate::peer::{McpPeer, Session, TaskSlot};
 use crate::progress::ProgressQueue;
 use crate::resources::{OUTPUT_URI_PREFIX, handle_of, output_uri};
-use crate::schema::{WRAP_PROPERTY, as_object, legacy_form, wrap};
 use crate::task_store::{MemoryTaskStore, TaskStore};
 use crate::tasks::{self, DEFAULT_TASK_TTL, Tasks};
-
-/// The `_meta` key of a success's card: what a UI shows, from the tool's `presentation_meta`.
-pub const CARD_META_KEY: &str = "toolprism.dev/card";
-/// The `_meta` key of a failure's `{name, code}`.
-pub const ERROR_META_KEY: &str = "toolprism.dev/error";
+use crate::wire::result::to_result;
+use crate::wire::schema::{as_object, legacy_form, wrap};
+use crate::wire::text::quoted_for_error;
 
 /// Serves a [`Registry`] over MCP. Cloning shares it: every connection, session or stateless
 /// HTTP request gets a clone, and the tool lists are built once per change of the registry.
@@ -784,23 +777,6 @@ fn resource_not_found(uri: &str) -> ErrorData {
     )
 }
 
-/// Text a peer sent (an unknown name, a URI, an error code), quoted back bounded and printable.
-pub(crate) fn quoted_for_error(name: &str) -> String {
-    let printable = name
-        .chars()
-        .map(|ch| if ch.is_control() { '?' } else { ch });
-    format!("`{}`", cut(printable, 128))
-}
-
-/// The first `max` characters of `chars`, the cut (if any) marked with `…`.
-pub(crate) fn cut(mut chars: impl Iterator<Item = char>, max: usize) -> String {
-    let mut kept: String = chars.by_ref().take(max).collect();
-    if chars.next().is_some() {
-        kept.push('…');
-    }
-    kept
-}
-
 /// Whether the request is of 2026-07-28 or later: its own `_meta` says, or else the session's
 /// handshake (read in place: `RequestContext::protocol_version` clones it).
 fn is_current(meta: &RequestMetaObject, peer: &rmcp::service::Peer<RoleServer>) -> bool {
@@ -810,53 +786,6 @@ fn is_current(meta: &RequestMetaObject, peer: &rmcp::service::Peer<RoleServer>) 
         None => peer
             .peer_info()
             .is_some_and(|info| current(info.protocol_version.as_str())),
-    }
-}
-
-/// An outcome as an MCP tool result. The value is moved, not copied: it is the largest part.
-pub(crate) fn to_result(outcome: ToolOutcome, wrapped: bool) -> CallToolResult {
-    let OutcomeParts {
-        result,
-        content,
-        meta,
-        additional_contexts,
-        ..
-    } = outcome.into_parts();
-    let content = content
-        .into_iter()
-        .map(into_mcp)
-        .chain(
-            additional_contexts
-                .into_iter()
-                .map(|context| rmcp::model::ContentBlock::text(context.text)),
-        )
-        .collect();
-    match result {
-        Ok(value) => {
-            let value = value.into_value();
-            let structured = if wrapped {
-                Value::Object(Map::from_iter([(WRAP_PROPERTY.to_owned(), value)]))
-            } else {
-                value
-            };
-            // Not `CallToolResult::structured`, which prints the value into a text block of its
-            // own: the content is the rendered one.
-            let mut result = CallToolResult::success(content);
-            result.structured_content = Some(structured);
-            result.meta =
-                meta.map(|card| MetaObject(Map::from_iter([(CARD_META_KEY.to_owned(), card)])));
-            result
-        }
-        Err(error) => {
-            let mut result = CallToolResult::error(content);
-            result.meta = error.info.map(|info| {
-                MetaObject(Map::from_iter([(
-                    ERROR_META_KEY.to_owned(),
-                    json!({"name": info.name, "code": info.code}),
-                )]))
-            });
-            result
-        }
     }
 }
 

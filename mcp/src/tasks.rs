@@ -27,8 +27,8 @@ use toolprism::{BoxFuture, ToolOutcome};
 
 use crate::input::{McpAnswerer, carried, once_per_key};
 use crate::peer::McpPeer;
-use crate::server::to_result;
 use crate::task_store::TaskStore;
+use crate::wire::result::to_result;
 
 /// How long a task and its record last, unless the server says otherwise: a task still
 /// running then is stopped and fails.
@@ -165,7 +165,7 @@ fn answer_key(id: &str, key: &str) -> String {
 
 fn unknown_task(id: &str) -> ErrorData {
     ErrorData::invalid_params(
-        format!("no task {}", crate::server::quoted_for_error(id)),
+        format!("no task {}", crate::wire::text::quoted_for_error(id)),
         None,
     )
 }
