@@ -10,19 +10,10 @@ mod client_auth;
 mod client_input;
 #[cfg(feature = "http-server")]
 mod door;
-mod host;
 #[cfg(feature = "http-server")]
 mod http;
-mod input;
-#[cfg(feature = "object-store")]
-mod object;
-mod peer;
-mod progress;
 mod remote_progress;
-mod resources;
 mod server;
-mod task_store;
-mod tasks;
 mod wire;
 
 #[cfg(feature = "auth")]
@@ -44,42 +35,22 @@ pub use door::{
 };
 #[cfg(feature = "http-server")]
 pub use http::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};
-pub use input::DEFAULT_REQUEST_STATE_TTL;
-#[cfg(feature = "object-store")]
-pub use object::ObjectOutputStore;
-pub use peer::McpPeer;
 pub use remote_progress::MAX_PROGRESS_MESSAGE;
-pub use resources::{OUTPUT_URI_PREFIX, OutputResources, output_uri};
-pub use server::{McpServer, RequestStateKeyError};
+pub use server::input::DEFAULT_REQUEST_STATE_TTL;
 #[cfg(feature = "object-store")]
-pub use task_store::ObjectTaskStore;
-pub use task_store::{MAX_MEMORY_TASK_ENTRIES, MemoryTaskStore, TaskStore, TaskStoreError};
-pub use tasks::{DEFAULT_TASK_TTL, MAX_RUNNING_TASKS, TASK_POLL, TASK_POLL_MAX};
+pub use server::object_outputs::ObjectOutputStore;
+pub use server::peer::McpPeer;
+pub use server::resources::{OUTPUT_URI_PREFIX, OutputResources, output_uri};
+pub use server::setup::{McpServer, RequestStateKeyError};
+#[cfg(feature = "stdio")]
+pub use server::stdio::ServeError;
+#[cfg(feature = "object-store")]
+pub use server::task_store::ObjectTaskStore;
+pub use server::task_store::{MAX_MEMORY_TASK_ENTRIES, MemoryTaskStore, TaskStore, TaskStoreError};
+pub use server::tasks::{DEFAULT_TASK_TTL, MAX_RUNNING_TASKS, TASK_POLL, TASK_POLL_MAX};
 pub use wire::names::{NameError, provider_safe_name};
 pub use wire::result::{CARD_META_KEY, ERROR_META_KEY};
 pub use wire::schema;
 
 /// Re-exported so hosts name the same rmcp this crate speaks.
 pub use rmcp;
-
-#[cfg(feature = "stdio")]
-impl McpServer {
-    /// Serves over the process's stdin and stdout until the client closes them.
-    pub async fn serve_stdio(self) -> Result<(), ServeError> {
-        use rmcp::ServiceExt as _;
-        let running = self
-            .serve(rmcp::transport::stdio())
-            .await
-            .map_err(|error| ServeError(error.to_string()))?;
-        running
-            .waiting()
-            .await
-            .map(drop)
-            .map_err(|error| ServeError(error.to_string()))
-    }
-}
-
-/// Why serving over a transport ended in error.
-#[derive(Debug, thiserror::Error)]
-#[error("MCP server: {0}")]
-pub struct ServeError(String);

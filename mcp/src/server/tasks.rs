@@ -22,13 +22,9 @@ use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use toolprism::ask::{AskError, InputRequest};
 use toolprism::depth::check_depth;
-use toolprism::error::codes;
-use toolprism::{BoxFuture, ToolOutcome};
 
-use crate::input::{McpAnswerer, carried, once_per_key};
-use crate::peer::McpPeer;
-use crate::task_store::TaskStore;
-use crate::wire::result::to_result;
+use super::input::{carried, once_per_key};
+use super::task_store::TaskStore;
 
 /// How long a task and its record last, unless the server says otherwise: a task still
 /// running then is stopped and fails.
@@ -479,7 +475,7 @@ impl Running {
     }
 
     /// Records how the task ended, trying a failing store again a few times.
-    async fn end(&self, ending: Ending) -> Result<(), ErrorData> {
+    pub(super) async fn end(&self, ending: Ending) -> Result<(), ErrorData> {
         let mut backoff = Backoff::new();
         let mut tries = 0;
         loop {
@@ -516,61 +512,4 @@ impl Running {
         .await
         .map(drop)
     }
-}
-
-/// Runs a detached call to its end as a task: its result (or the protocol error its failure
-/// stands for) recorded, unless a `tasks/cancel` or the task's TTL stops it first. The body's
-/// progress becomes the task's status message. The call's client is held until then.
-pub(crate) async fn run(
-    running: Arc<Running>,
-    mut dispatch: BoxFuture<'static, ToolOutcome>,
-    client: Arc<McpPeer>,
-    wrapped: bool,
-) {
-    let deadline = tokio::time::sleep(running.ttl());
-    let cancelled = running.cancel_requested();
-    tokio::pin!(deadline, cancelled);
-    let ending = loop {
-        tokio::select! {
-            outcome = &mut dispatch => break ending_of(outcome, &client, wrapped),
-            () = &mut cancelled => break Ending::Cancelled,
-            () = &mut deadline => break Ending::Failed(ErrorData::internal_error(
-                "the task ran longer than its TTL and was stopped",
-                None,
-            )),
-            () = client.progress.ready() => {
-                let latest = client.progress.take().into_iter().rev().find_map(|report| report.message);
-                if let Some(message) = latest {
-                    running.note(message).await;
-                }
-            }
-        }
-    };
-    if let Err(error) = running.end(ending).await {
-        tracing::warn!(%error, "a task's ending could not be recorded");
-    }
-}
-
-/// How a task's call ended: a tool error is a completed task whose result says so; a failure
-/// of toolprism's own (a body that panicked), of the client's answers, or for a kind of input
-/// the client did not declare fails the task.
-fn ending_of(outcome: ToolOutcome, client: &McpPeer, wrapped: bool) -> Ending {
-    if let Some(error) = outcome.error() {
-        let code = error.code();
-        if code == Some(codes::INPUT_UNAVAILABLE)
-            && let Some(missing) = client
-                .answerer
-                .get()
-                .and_then(McpAnswerer::missing_capability)
-        {
-            return Ending::Failed(missing);
-        }
-        if code == Some(codes::INVALID_INPUT_ANSWER) {
-            return Ending::Failed(ErrorData::invalid_params(error.message.clone(), None));
-        }
-        if code == Some(codes::TOOL_PANICKED) {
-            return Ending::Failed(ErrorData::internal_error(error.message.clone(), None));
-        }
-    }
-    Ending::Completed(to_result(outcome, wrapped))
 }

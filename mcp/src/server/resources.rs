@@ -3,8 +3,12 @@
 
 use std::sync::Arc;
 
+use rmcp::ErrorData;
+use serde_json::json;
 use toolprism::BoxFuture;
 use toolprism::bound::{RetainError, RetainedOutput, ToolOutputStore};
+
+use crate::wire::text::quoted_for_error;
 
 /// The URI prefix of retained outputs: `toolprism://output/<handle>`.
 pub const OUTPUT_URI_PREFIX: &str = "toolprism://output/";
@@ -70,4 +74,14 @@ impl<S: ToolOutputStore> ToolOutputStore for OutputResources<S> {
     fn read<'a>(&'a self, handle: &'a str) -> BoxFuture<'a, Result<Option<String>, RetainError>> {
         self.inner.read(handle)
     }
+}
+/// How long a client may keep a retained output it read: what a handle names never changes.
+pub(super) const RETAINED_OUTPUT_TTL_MS: u64 = 3_600_000;
+
+/// `-32602` naming the URI, as 2026-07-28 asks of an unknown resource.
+pub(super) fn resource_not_found(uri: &str) -> ErrorData {
+    ErrorData::resource_not_found(
+        format!("no resource at {}", quoted_for_error(uri)),
+        Some(json!({ "uri": uri })),
+    )
 }

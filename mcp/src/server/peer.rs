@@ -13,9 +13,9 @@ use tokio::sync::watch;
 use toolprism::ask::{Answerer, AskError, InputKind, InputRequest};
 use toolprism::context::{Progress, ProgressSink};
 
-use crate::input::{Declared, McpAnswerer};
-use crate::progress::ProgressQueue;
-use crate::tasks::Running;
+use super::input::{Declared, McpAnswerer};
+use super::progress::ProgressQueue;
+use super::tasks::Running;
 
 /// The MCP client a call came from, attached by [`McpServer`](crate::McpServer) to every dispatch it makes: a
 /// tool that asks the client something (elicitation, sampling on 2025-11-25) or logs to it

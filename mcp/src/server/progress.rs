@@ -4,12 +4,14 @@
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 
+use rmcp::model::ProgressNotificationParam;
+use rmcp::service::RoleServer;
 use tokio::sync::Notify;
 use toolprism::context::{Progress, ProgressSink};
 
 /// Progress reports buffered for one call before newer ones are dropped (a body that reports
 /// faster than the transport sends cannot grow memory without bound).
-const PROGRESS_BUFFER: usize = 256;
+pub(super) const PROGRESS_BUFFER: usize = 256;
 
 /// A bounded queue of reports with a wake-up for its one reader. Nothing is allocated for the
 /// reports until there is one: rmcp's own client asks for progress on every request, and most
@@ -66,6 +68,34 @@ impl<T> ProgressQueue<T> {
 impl ProgressSink for ProgressQueue<Progress> {
     fn report(&self, progress: &Progress) {
         self.push(progress.clone());
+    }
+}
+
+/// A call's progress token and the queue its reports wait in.
+pub(crate) type ProgressStream<'a> = (rmcp::model::ProgressToken, &'a ProgressQueue<Progress>);
+
+/// Ready when a report waits to be sent (never, without a progress token).
+pub(crate) async fn reports_ready(progress: Option<&ProgressStream<'_>>) {
+    match progress {
+        Some((_, queue)) => queue.ready().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Sends the reports waiting, oldest first.
+pub(super) async fn send_progress(
+    peer: &rmcp::service::Peer<RoleServer>,
+    progress: Option<&ProgressStream<'_>>,
+) {
+    let Some((token, queue)) = progress else {
+        return;
+    };
+    for report in queue.take() {
+        let mut param = ProgressNotificationParam::new(token.clone(), report.done);
+        param.total = report.total;
+        param.message = report.message;
+        // A client that went away misses its progress; the result tells it the rest.
+        let _ = peer.notify_progress(param).await;
     }
 }
 

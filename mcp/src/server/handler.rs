@@ -1,0 +1,342 @@
+//! rmcp's `ServerHandler` for the server: each request handed to the part that answers it.
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestMethod,
+    CompleteRequestParams, CompleteResult, GetPromptRequestMethod, GetPromptRequestParams,
+    GetPromptResponse, GetTaskParams, GetTaskResult, ListPromptsRequestMethod, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ResourceContents, ResourceTemplate, ServerCapabilities, ServerConfig, SubscribeRequestMethod,
+    SubscribeRequestParams, SubscriptionFilter, Tool, UnsubscribeRequestMethod,
+    UnsubscribeRequestParams, UpdateTaskParams,
+};
+use rmcp::service::{
+    MaybeSendFuture, NotificationContext, RequestContext, RoleServer, SubscriptionContext,
+};
+use rmcp::{ErrorData, ServerHandler};
+
+use super::host;
+#[cfg(feature = "auth")]
+use super::request::caller_of;
+use super::request::is_current;
+use super::resources::{
+    OUTPUT_URI_PREFIX, RETAINED_OUTPUT_TTL_MS, handle_of, output_uri, resource_not_found,
+};
+use super::setup::McpServer;
+
+impl ServerHandler for McpServer {
+    #[expect(
+        deprecated,
+        reason = "MCP logging is 2025-11-25's; rmcp marks it deprecated"
+    )]
+    fn get_info(&self) -> ServerConfig {
+        let settings = &self.shared.settings;
+        let mut capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_logging()
+            .enable_tasks()
+            .build();
+        if let Some(host) = &settings.host {
+            capabilities = host::merged(capabilities, host.capabilities());
+        }
+        let mut config = ServerConfig::new(capabilities);
+        config.server_info = settings.implementation.clone();
+        config.instructions.clone_from(&settings.instructions);
+        config
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(&[ProtocolVersion::V_2026_07_28, ProtocolVersion::V_2025_11_25])
+    }
+
+    #[expect(
+        deprecated,
+        reason = "MCP logging is 2025-11-25's; rmcp marks it deprecated"
+    )]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.session
+            .log_level
+            .store(request.level as u8, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let lists = self.lists();
+        let current = is_current(&context.meta, &context.peer);
+        let tools = self.callable(
+            if current {
+                &lists.current
+            } else {
+                &lists.legacy
+            },
+            &context,
+        );
+        if !current {
+            return Ok(ListToolsResult::with_all_items(tools));
+        }
+        let (ttl, scope) = self.shared.settings.tool_list_cache;
+        let mut result = ListToolsResult::with_all_items(tools);
+        result.ttl_ms = Some(ttl);
+        result.cache_scope = Some(scope);
+        Ok(result)
+    }
+
+    /// The tool a request names, for the transport to check its `Mcp-Param-*` headers
+    /// against the arguments (SEP-2243).
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.lists()
+            .current
+            .iter()
+            .find(|tool| tool.name == name)
+            .cloned()
+    }
+
+    // Not `async fn`s calling `call` and `listen_to_changes`: rmcp spawns a task per request
+    // whose future is as large as the largest of these, and a wrapper would hold the arguments
+    // twice.
+    fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
+        self.call(request, context)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        // Retained outputs belong to the calls that made them: they are read by the URI a
+        // result names, never listed to whoever asks.
+        match &self.shared.settings.host {
+            Some(host) => host.list_resources(request, context).await,
+            None => Ok(ListResourcesResult::default()),
+        }
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let first_page = request.as_ref().is_none_or(|page| page.cursor.is_none());
+        let mut result = match &self.shared.settings.host {
+            Some(host) => host.list_resource_templates(request, context).await?,
+            None => ListResourceTemplatesResult::default(),
+        };
+        if first_page {
+            let template =
+                ResourceTemplate::new(format!("{OUTPUT_URI_PREFIX}{{handle}}"), "tool-output")
+                    .with_description(
+                        "The full text of a tool result that was too long to show in full.",
+                    )
+                    .with_mime_type("text/plain");
+            result.resource_templates.push(template);
+        }
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let Some(handle) = handle_of(&request.uri) else {
+            return match &self.shared.settings.host {
+                Some(host) => host.read_resource(request, context).await,
+                None => Err(resource_not_found(&request.uri)),
+            };
+        };
+        match self.shared.registry.snapshot().read_retained(handle).await {
+            Ok(Some(text)) => {
+                let mut result =
+                    ReadResourceResult::new(vec![ResourceContents::text(text, output_uri(handle))]);
+                // What a handle names never changes, and belongs to whoever made the call.
+                result.ttl_ms = Some(RETAINED_OUTPUT_TTL_MS);
+                result.cache_scope = Some(CacheScope::Private);
+                Ok(ReadResourceResponse::Complete(result))
+            }
+            Ok(None) => Err(resource_not_found(&request.uri)),
+            Err(error) => Err(ErrorData::internal_error(error.to_string(), None)),
+        }
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.shared.settings.host {
+            Some(host) => host.subscribe(request, context).await,
+            None => Err(ErrorData::method_not_found::<SubscribeRequestMethod>()),
+        }
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        match &self.shared.settings.host {
+            Some(host) => host.unsubscribe(request, context).await,
+            None => Err(ErrorData::method_not_found::<UnsubscribeRequestMethod>()),
+        }
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        match &self.shared.settings.host {
+            Some(host) => host.list_prompts(request, context).await,
+            None => Err(ErrorData::method_not_found::<ListPromptsRequestMethod>()),
+        }
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        match &self.shared.settings.host {
+            Some(host) => host.get_prompt(request, context).await,
+            None => Err(ErrorData::method_not_found::<GetPromptRequestMethod>()),
+        }
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        match &self.shared.settings.host {
+            Some(host) => host.complete(request, context).await,
+            None => Err(ErrorData::method_not_found::<CompleteRequestMethod>()),
+        }
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.shared.settings.tasks.get(&request.task_id).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let tasks = &self.shared.settings.tasks;
+        tasks
+            .update(&request.task_id, request.input_responses)
+            .await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.shared.settings.tasks.cancel(&request.task_id).await
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = Some(true);
+        Some(accepted)
+    }
+
+    fn listen(
+        &self,
+        context: SubscriptionContext,
+    ) -> impl Future<Output = Result<(), ErrorData>> + MaybeSendFuture + '_ {
+        // Boxed: a stream lives long and is opened once per session.
+        Box::pin(self.listen_to_changes(context))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        // A session of 2025-11-25: told of every change until it closes.
+        let mut changes = self.shared.changes.clone();
+        changes.mark_unchanged();
+        let peer = context.peer;
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    seen = changes.changed() => {
+                        if seen.is_err() || peer.notify_tool_list_changed().await.is_err() {
+                            return;
+                        }
+                    }
+                    // The peer has no "closed" future: look once a second.
+                    () = tokio::time::sleep(Duration::from_secs(1)) => {
+                        if peer.is_transport_closed() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+impl McpServer {
+    /// The `subscriptions/listen` stream of a 2026-07-28 client: a notification per change of
+    /// the registry, until the client closes it.
+    async fn listen_to_changes(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        if context.accepted().tools_list_changed != Some(true) {
+            context.cancelled().await;
+            return Ok(());
+        }
+        let mut changes = self.shared.changes.clone();
+        changes.mark_unchanged();
+        loop {
+            tokio::select! {
+                () = context.cancelled() => return Ok(()),
+                seen = changes.changed() => {
+                    if seen.is_err() || context.sink().notify_tool_list_changed().await.is_err() {
+                        return Ok(());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The tools of a listing the request's caller may call: all of them, unless the endpoint
+    /// is authorized and the caller lacks a tool's scopes.
+    #[cfg_attr(
+        not(feature = "auth"),
+        expect(clippy::unused_self, reason = "it reads the authorization, a feature")
+    )]
+    fn callable(&self, tools: &[Tool], context: &RequestContext<RoleServer>) -> Vec<Tool> {
+        #[cfg(feature = "auth")]
+        if let (Some(auth), Some(caller)) = (self.authorization(), caller_of(context)) {
+            return tools
+                .iter()
+                .filter(|tool| auth.missing_scopes(&tool.name, &caller).is_empty())
+                .cloned()
+                .collect();
+        }
+        let _ = context;
+        tools.to_vec()
+    }
+}
