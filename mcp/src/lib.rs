@@ -5,14 +5,10 @@
 #[cfg(feature = "auth")]
 mod auth;
 mod client;
-#[cfg(feature = "oauth-client")]
-mod client_auth;
-mod client_input;
 #[cfg(feature = "http-server")]
 mod door;
 #[cfg(feature = "http-server")]
 mod http;
-mod remote_progress;
 mod server;
 mod wire;
 
@@ -21,13 +17,17 @@ pub use auth::{
     AuthSetupError, Authorization, Caller, IntrospectionValidator, JwtValidator, MAX_TOKEN_BYTES,
     MAX_VERIFIED_TOKENS, TokenError, TokenValidator,
 };
-pub use client::{
-    BearerToken, ClientError, ImportOptions, MAX_IMPORTED_TOOLS, MAX_LISTING_BYTES, McpClient,
-    REMOTE_TOOL_ERROR, RemoteTool, SERVER_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,
-};
 #[cfg(feature = "oauth-client")]
-pub use client_auth::{Authorizer, FollowRedirect, MAX_AUTHORIZATIONS, OAuth};
-pub use client_input::{MAX_INPUT_ASKS, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};
+pub use client::auth::{Authorizer, FollowRedirect, MAX_AUTHORIZATIONS, OAuth};
+pub use client::connection::McpClient;
+pub use client::error::{
+    ClientError, REMOTE_TOOL_ERROR, SERVER_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,
+};
+pub use client::input::{MAX_INPUT_ASKS, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};
+pub use client::limits::{MAX_IMPORTED_TOOLS, MAX_LISTING_BYTES};
+pub use client::options::{BearerToken, ImportOptions};
+pub use client::progress::MAX_PROGRESS_MESSAGE;
+pub use client::shared::RemoteTool;
 #[cfg(feature = "http-server")]
 pub use door::{
     BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, MAX_BODY_BYTES, MAX_HEADER_BYTES, MAX_HEADERS,
@@ -35,7 +35,6 @@ pub use door::{
 };
 #[cfg(feature = "http-server")]
 pub use http::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};
-pub use remote_progress::MAX_PROGRESS_MESSAGE;
 pub use server::input::DEFAULT_REQUEST_STATE_TTL;
 #[cfg(feature = "object-store")]
 pub use server::object_outputs::ObjectOutputStore;

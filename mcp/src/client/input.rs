@@ -19,8 +19,8 @@ use toolprism::ToolContext;
 use toolprism::ask::InputRequest;
 use toolprism::error::ToolError;
 
-use crate::client::{SERVER_ERROR, SERVER_UNAVAILABLE};
-use crate::remote_progress::MAX_PROGRESS_MESSAGE;
+use super::error::{SERVER_ERROR, SERVER_UNAVAILABLE};
+use super::progress::MAX_PROGRESS_MESSAGE;
 use crate::wire::text::cut;
 
 /// The most rounds of input-required results one call answers before giving up.
