@@ -6,16 +6,17 @@
 mod auth;
 mod client;
 #[cfg(feature = "http-server")]
-mod door;
-#[cfg(feature = "http-server")]
 mod http;
 mod server;
 mod wire;
 
 #[cfg(feature = "auth")]
 pub use auth::{
-    AuthSetupError, Authorization, Caller, IntrospectionValidator, JwtValidator, MAX_TOKEN_BYTES,
-    MAX_VERIFIED_TOKENS, TokenError, TokenValidator,
+    authorization::Authorization,
+    caller::Caller,
+    introspection::IntrospectionValidator,
+    jwt::{JwtValidator, MAX_VERIFIED_TOKENS},
+    token::{AuthSetupError, MAX_TOKEN_BYTES, TokenError, TokenValidator},
 };
 #[cfg(feature = "oauth-client")]
 pub use client::auth::{Authorizer, FollowRedirect, MAX_AUTHORIZATIONS, OAuth};
@@ -29,12 +30,12 @@ pub use client::options::{BearerToken, ImportOptions};
 pub use client::progress::MAX_PROGRESS_MESSAGE;
 pub use client::shared::RemoteTool;
 #[cfg(feature = "http-server")]
-pub use door::{
+pub use http::door::{
     BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, MAX_BODY_BYTES, MAX_HEADER_BYTES, MAX_HEADERS,
     SHUTDOWN_GRACE,
 };
 #[cfg(feature = "http-server")]
-pub use http::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};
+pub use http::serve::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};
 pub use server::input::DEFAULT_REQUEST_STATE_TTL;
 #[cfg(feature = "object-store")]
 pub use server::object_outputs::ObjectOutputStore;

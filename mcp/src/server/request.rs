@@ -12,12 +12,14 @@ use toolprism::SmolStr;
 
 /// Who made an HTTP request, as the authorization in front of the endpoint found.
 #[cfg(feature = "auth")]
-pub(super) fn caller_of(context: &RequestContext<RoleServer>) -> Option<Arc<crate::auth::Caller>> {
+pub(super) fn caller_of(
+    context: &RequestContext<RoleServer>,
+) -> Option<Arc<crate::auth::caller::Caller>> {
     context
         .extensions
         .get::<axum::http::request::Parts>()?
         .extensions
-        .get::<Arc<crate::auth::Caller>>()
+        .get::<Arc<crate::auth::caller::Caller>>()
         .cloned()
 }
 

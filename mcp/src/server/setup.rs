@@ -67,7 +67,7 @@ pub(super) struct Settings {
     pub(super) tasks: Arc<Tasks>,
     /// What the HTTP endpoint asks of a request.
     #[cfg(feature = "auth")]
-    pub(super) authorization: Option<Arc<crate::auth::Authorization>>,
+    pub(super) authorization: Option<Arc<crate::auth::authorization::Authorization>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -202,13 +202,16 @@ impl McpServer {
     /// (`cx.extension::<Caller>()`).
     #[cfg(feature = "auth")]
     #[must_use]
-    pub fn with_authorization(self, authorization: crate::auth::Authorization) -> Self {
+    pub fn with_authorization(
+        self,
+        authorization: crate::auth::authorization::Authorization,
+    ) -> Self {
         let authorization = Arc::new(authorization.serving(self.shared.registry.clone()));
         self.with_settings(|settings| settings.authorization = Some(authorization))
     }
 
     #[cfg(feature = "auth")]
-    pub(crate) fn authorization(&self) -> Option<Arc<crate::auth::Authorization>> {
+    pub(crate) fn authorization(&self) -> Option<Arc<crate::auth::authorization::Authorization>> {
         self.shared.settings.authorization.clone()
     }
 

@@ -10,7 +10,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio_util::sync::CancellationToken;
 
 use crate::McpServer;
-use crate::door::{
+use crate::http::door::{
     HEADER_READ_TIMEOUT, MAX_HEADER_BYTES, MAX_HEADERS, SHUTDOWN_GRACE, bounded_body,
 };
 
@@ -136,9 +136,9 @@ impl McpServer {
             Some(auth) => router
                 .layer(axum::middleware::from_fn_with_state(
                     auth.clone(),
-                    crate::auth::guard,
+                    crate::http::guard::guard,
                 ))
-                .merge(crate::auth::metadata_routes(&auth, MCP_PATH)),
+                .merge(crate::http::guard::metadata_routes(&auth, MCP_PATH)),
             None => router,
         };
         let listener = tokio::net::TcpListener::bind(addr).await?;
