@@ -127,33 +127,41 @@ pub(crate) async fn follow_task(
                     .await
                     .map_err(unavailable)?;
             }
-            TaskPayload::Completed { result } => {
-                cancel.id = None;
-                return serde_json::from_value(Value::Object(result)).map_err(|error| {
-                    ToolError::new(format!(
-                        "The MCP server behind `{name}` ended its task with something other than a tool result: {error}"
-                    ))
-                    .with_code(SERVER_ERROR)
-                });
+            payload => {
+                if let Some(ended) = task_ended(name, payload) {
+                    cancel.id = None;
+                    return ended;
+                }
             }
-            TaskPayload::Failed { error } => {
-                cancel.id = None;
-                let message = error.get("message").and_then(Value::as_str).unwrap_or("");
-                return Err(ToolError::new(format!(
-                    "The MCP server's task for `{name}` failed: {message}"
-                ))
-                .with_code(SERVER_ERROR));
-            }
-            TaskPayload::Cancelled => {
-                cancel.id = None;
-                return Err(ToolError::new(format!(
-                    "The MCP server cancelled its task for `{name}`"
-                ))
-                .with_code(SERVER_ERROR));
-            }
-            // Working: poll again.
-            _ => {}
         }
+    }
+}
+
+/// What a task that ended answers the local call: its result, or why there is none; `None`
+/// while it still works.
+fn task_ended(name: &str, payload: TaskPayload) -> Option<Result<CallToolResult, ToolError>> {
+    match payload {
+        TaskPayload::Completed { result } => Some(
+            serde_json::from_value(Value::Object(result)).map_err(|error| {
+                ToolError::new(format!(
+                    "The MCP server behind `{name}` ended its task with something other than a tool result: {error}"
+                ))
+                .with_code(SERVER_ERROR)
+            }),
+        ),
+        TaskPayload::Failed { error } => {
+            let message = error.get("message").and_then(Value::as_str).unwrap_or("");
+            Some(Err(ToolError::new(format!(
+                "The MCP server's task for `{name}` failed: {message}"
+            ))
+            .with_code(SERVER_ERROR)))
+        }
+        TaskPayload::Cancelled => Some(Err(ToolError::new(format!(
+            "The MCP server cancelled its task for `{name}`"
+        ))
+        .with_code(SERVER_ERROR))),
+        // Working: poll again.
+        _ => None,
     }
 }
 

@@ -7,20 +7,67 @@ use std::sync::{Arc, PoisonError};
 use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CreateTaskResult};
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 use toolprism::error::codes;
-use toolprism::{BoxFuture, ToolOutcome};
+use toolprism::pipeline::DispatchOptions;
+use toolprism::tool::TaskSupport;
+use toolprism::{BoxFuture, Snapshot, Surface, ToolCall, ToolOutcome};
 
+use super::drive::{Driven, Round, cancelled_by_client, drive};
 use super::input::McpAnswerer;
 use super::peer::McpPeer;
 use super::progress::{ProgressStream, send_progress};
 use super::setup::McpServer;
-use super::tasks::{Ending, Running};
+use super::tasks::{self, Ending, Running};
 use crate::wire::result::to_result;
 
+/// A call that may become a task: its dispatch is boxed and owns its snapshot, so that it can
+/// run on after the request.
+pub(super) struct Detachable {
+    pub(super) snapshot: Snapshot,
+    pub(super) call: ToolCall,
+    pub(super) options: DispatchOptions,
+    pub(super) support: TaskSupport,
+}
+
 impl McpServer {
+    /// Drives a call the body may detach (from its start, if the tool says so): answered with
+    /// its result when it ends first, with a task when it detaches first.
+    pub(super) async fn call_detachable(
+        &self,
+        detachable: Detachable,
+        client: &Arc<McpPeer>,
+        ct: &CancellationToken,
+        progress: Option<&ProgressStream<'_>>,
+        round: &Round<'_>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Detachable {
+            snapshot,
+            call,
+            options,
+            support,
+        } = detachable;
+        let detached = Arc::new(Notify::new());
+        let signal = self.detach_signal(client, &detached);
+        if support != TaskSupport::Never && !signal() && support == TaskSupport::Required {
+            return Err(tasks::no_room());
+        }
+        let options = options.detachable(signal);
+        let mut dispatch: BoxFuture<'static, ToolOutcome> =
+            Box::pin(async move { snapshot.dispatch_with(call, Surface::Direct, options).await });
+        match drive(dispatch.as_mut(), ct, progress, client, Some(&detached)).await {
+            Driven::Ended(outcome) => self.respond(client, outcome, round),
+            Driven::Cancelled => Err(cancelled_by_client()),
+            Driven::Detached => {
+                self.run_as_task(client, dispatch, progress, round.wrapped)
+                    .await
+            }
+        }
+    }
+
     /// What a body calls to detach: it takes room for a task (false if there is none) and
     /// wakes the request's driver.
-    pub(super) fn detach_signal(
+    fn detach_signal(
         &self,
         client: &Arc<McpPeer>,
         detached: &Arc<Notify>,
@@ -48,7 +95,7 @@ impl McpServer {
 
     /// Answers the request with a new task and runs the rest of the call on it. What the body
     /// reported so far reaches the client before the task's id.
-    pub(super) async fn run_as_task(
+    async fn run_as_task(
         &self,
         client: &Arc<McpPeer>,
         dispatch: BoxFuture<'static, ToolOutcome>,

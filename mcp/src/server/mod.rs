@@ -23,7 +23,8 @@
 //! - `listing`: what `tools/list` shows, for each protocol generation;
 //! - `request`: what a request says of itself (its protocol generation, whether the client
 //!   takes tasks, its caller);
-//! - `call`: `tools/call`, driven to its result; `detach`: a call that becomes a task;
+//! - `call`: `tools/call`; `drive`: its dispatch driven to what the request answers;
+//!   `detach`: a call that becomes a task;
 //! - `peer`: the client as a call sees it; `progress`: the reports waiting to be sent;
 //! - `input`: a body's requests for input; `tasks` and `task_store`: tasks and where they are
 //!   kept;
@@ -32,6 +33,7 @@
 
 mod call;
 mod detach;
+mod drive;
 mod handler;
 pub(crate) mod host;
 pub(crate) mod input;
