@@ -7,7 +7,7 @@ use quote::quote;
 use syn::{Ident, ItemFn, Path};
 
 use crate::errors::Errors;
-use crate::expand::UnitStruct;
+use crate::unit::UnitStruct;
 
 pub(crate) fn not_a_function(item: TokenStream) -> TokenStream {
     let error = syn::Error::new_spanned(

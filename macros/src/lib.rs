@@ -7,6 +7,7 @@ mod errors;
 mod expand;
 mod fallback;
 mod json;
+mod unit;
 mod valid;
 mod verbatim;
 
