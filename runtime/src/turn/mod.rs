@@ -60,6 +60,7 @@ mod grammar;
 mod next;
 mod openai_chat;
 mod openai_responses;
+mod read;
 mod sse;
 mod stream;
 
@@ -76,6 +77,7 @@ use crate::outcome::{ToolFailure, ToolOutcome};
 pub use conversation::{Conversation, ProviderRequest};
 pub use grammar::StreamEvent;
 pub use next::{RunOptions, run_calls};
+pub use read::{read_response, read_response_with};
 pub use stream::StreamReader;
 
 /// What one reader may hold. The defaults suit any provider's real traffic; a host lowers them
@@ -515,48 +517,8 @@ impl AssistantTurn {
     }
 }
 
-/// Reads a whole (not streamed) response body.
-///
-/// ```
-/// use toolprism::lower::Provider;
-/// use toolprism::turn::{Arguments, read_response};
-///
-/// let body = br#"{"candidates":[{"content":{"role":"model","parts":[
-///     {"functionCall":{"name":"beep"}},
-///     {"functionCall":{"name":"print","args":{"text":"hi"}}}]},"finishReason":"STOP"}]}"#;
-/// let turn = read_response(Provider::Gemini, body).unwrap();
-/// assert_eq!(turn.calls()[0].arguments(), &Arguments::Json(serde_json::json!({})));
-/// assert_eq!(turn.calls()[1].id(), "gemini_call_1"); // Gemini sent no id
-/// ```
-pub fn read_response(provider: Provider, body: &[u8]) -> Result<AssistantTurn, TurnError> {
-    read_response_with(provider, body, ReadLimits::default())
-}
-
-/// [`read_response`] within these limits.
-pub fn read_response_with(
-    provider: Provider,
-    body: &[u8],
-    limits: ReadLimits,
-) -> Result<AssistantTurn, TurnError> {
-    if body.len() > limits.max_turn_bytes {
-        return Err(TurnError::TooLarge {
-            what: "the response",
-            limit: limits.max_turn_bytes,
-        });
-    }
-    let value: Value = parse_json(body, "the response")?;
-    let mut turn = TurnBuilder::new(provider, limits);
-    match provider {
-        Provider::OpenAiChat => openai_chat::read_whole(&mut turn, value)?,
-        Provider::OpenAiResponses => openai_responses::read_whole(&mut turn, value)?,
-        Provider::Anthropic => anthropic::read_whole(&mut turn, value)?,
-        Provider::Gemini => gemini::read_whole(&mut turn, value)?,
-    }
-    Ok(turn.build())
-}
-
 /// JSON from a body or an event, the error naming the byte where it broke.
-fn parse_json(bytes: &[u8], what: &str) -> Result<Value, TurnError> {
+pub(crate) fn parse_json(bytes: &[u8], what: &str) -> Result<Value, TurnError> {
     serde_json::from_slice(bytes).map_err(|error| TurnError::NotJson {
         what: what.to_owned(),
         message: describe_json_error(bytes, &error),
