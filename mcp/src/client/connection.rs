@@ -179,7 +179,7 @@ impl McpClient {
     }
 
     /// Closes the connection (and stops a child process). Imported tools stay registered and
-    /// fail with [`SERVER_UNAVAILABLE`].
+    /// fail with [`SERVER_UNAVAILABLE`](crate::SERVER_UNAVAILABLE).
     pub async fn close(&self) {
         let service = self
             .shared

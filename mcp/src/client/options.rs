@@ -11,7 +11,7 @@ use toolprism::tool::Namespace;
 pub struct ImportOptions {
     /// Put before every remote name (e.g. `"github_"`), to keep servers apart.
     pub prefix: String,
-    /// How long one call may take before it fails with [`SERVER_TIMEOUT`] (and is cancelled
+    /// How long one call may take before it fails with [`SERVER_TIMEOUT`](crate::SERVER_TIMEOUT) (and is cancelled
     /// on the server). Default: 120 s.
     pub call_timeout: Duration,
     /// How long connecting and listing may take. Default: 30 s.

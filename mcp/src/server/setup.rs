@@ -142,7 +142,7 @@ impl McpServer {
     /// The handler's capabilities for prompts, completion and resources are declared as its
     /// own. `resources/list` is the handler's; `resources/templates/list` is the handler's
     /// with toolprism's template for retained outputs added to the first page;
-    /// `resources/read` of a retained output's URI ([`OUTPUT_URI_PREFIX`]) is toolprism's and
+    /// `resources/read` of a retained output's URI ([`OUTPUT_URI_PREFIX`](crate::OUTPUT_URI_PREFIX)) is toolprism's and
     /// of any other URI the handler's. Its tool methods are never called: tools are the
     /// registry's.
     ///
