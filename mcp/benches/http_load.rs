@@ -120,7 +120,9 @@ async fn token(issuer: &str, resource: &str) -> String {
 async fn toolprism(port: u16, authorization: Option<Authorization>) {
     let mut server = servers::toolprism_server(1);
     if let Some(authorization) = authorization {
-        server = server.with_authorization(authorization);
+        server = server
+            .with_authorization(authorization)
+            .expect("the bench requires no scope of an unknown tool");
     }
     let running = server
         .serve_http(

@@ -13,9 +13,8 @@ mod wire;
 #[cfg(feature = "auth")]
 pub use auth::{
     authorization::Authorization,
-    caller::Caller,
     introspection::IntrospectionValidator,
-    jwt::{JwtValidator, MAX_VERIFIED_TOKENS},
+    jwt::{ISSUER_RETRY_INTERVAL, JwtValidator, MAX_VERIFIED_TOKENS},
     token::{AuthSetupError, MAX_TOKEN_BYTES, TokenError, TokenValidator},
 };
 #[cfg(feature = "oauth-client")]
@@ -38,7 +37,7 @@ pub use http::door::{
 pub use http::serve::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};
 pub use server::input::DEFAULT_REQUEST_STATE_TTL;
 #[cfg(feature = "object-store")]
-pub use server::object_outputs::ObjectOutputStore;
+pub use server::object_outputs::{DEFAULT_OUTPUT_TTL, ObjectOutputStore};
 pub use server::peer::McpPeer;
 pub use server::resources::{OUTPUT_URI_PREFIX, OutputResources, output_uri};
 pub use server::setup::{McpServer, RequestStateKeyError};
@@ -51,6 +50,10 @@ pub use server::tasks::{DEFAULT_TASK_TTL, MAX_RUNNING_TASKS, TASK_POLL, TASK_POL
 pub use wire::names::{NameError, provider_safe_name};
 pub use wire::result::{CARD_META_KEY, ERROR_META_KEY};
 pub use wire::schema;
+
+/// Who a call runs for: what the authorization finds in a token (moved to the runtime, where
+/// scopes are checked; re-exported here).
+pub use toolprism::access::Caller;
 
 /// Re-exported so hosts name the same rmcp this crate speaks.
 pub use rmcp;

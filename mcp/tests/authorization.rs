@@ -100,6 +100,7 @@ fn endpoint() -> (u16, String) {
 async fn serve(port: u16, registry: Registry, authorization: Authorization) -> RunningHttp {
     McpServer::new(registry)
         .with_authorization(authorization)
+        .expect("every scope is required of a tool the registry has")
         .serve_http(
             format!("127.0.0.1:{port}").parse().unwrap(),
             HttpMode::Stateless,

@@ -13,7 +13,7 @@ use object_store::local::LocalFileSystem;
 use object_store::memory::InMemory;
 use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams, ResourceContents};
 use serde_json::json;
-use toolprism::bound::{BoundLimits, ToolOutputStore};
+use toolprism::bound::{BoundLimits, Retention, ToolOutputStore};
 use toolprism::prelude::*;
 use toolprism_mcp::{
     HttpMode, ImportOptions, McpClient, McpServer, ObjectOutputStore, OutputResources,
@@ -90,16 +90,21 @@ async fn replicas_share_spilled_output_in_local_files() {
 async fn handles_from_a_peer_name_nothing_outside_the_prefix() {
     let memory: Arc<dyn ObjectStore> = Arc::new(InMemory::new());
     let store = ObjectOutputStore::new(memory.clone(), "spilled");
-    let kept = store.retain("../../x", "t", &["secret"]).await.unwrap();
+    let retention = Retention::default();
+    let kept = store
+        .retain("../../x", "t", &["secret"], &retention)
+        .await
+        .unwrap();
     assert!(kept.handle.starts_with("tool_x-"), "{}", kept.handle);
     for hostile in ["../spilled/x", "tool_a/../../b", "", "tool_", "%2e%2e"] {
         assert_eq!(store.read(hostile).await.unwrap(), None, "{hostile}");
     }
     // Written once, never overwritten: two outputs of one call get two names.
-    let again = store.retain("../../x", "t", &["other"]).await.unwrap();
+    let again = store
+        .retain("../../x", "t", &["other"], &retention)
+        .await
+        .unwrap();
     assert_ne!(again.handle, kept.handle);
-    assert_eq!(
-        store.read(&kept.handle).await.unwrap().as_deref(),
-        Some("secret")
-    );
+    let read = store.read(&kept.handle).await.unwrap().unwrap();
+    assert_eq!(read.text, "secret");
 }

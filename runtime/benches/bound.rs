@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use toolprism::bound::{BoundLimits, FsOutputStore, plan_cut, preview};
+use toolprism::bound::{BoundLimits, FsOutputStore, Retention, plan_cut, preview};
 
 /// Log-like text: numbered lines of varying length, some multi-byte.
 fn text_of(bytes: usize) -> String {
@@ -54,7 +54,9 @@ fn bound(c: &mut Criterion) {
                     for _ in 0..iterations {
                         let started = Instant::now();
                         let cut = plan_cut(text, &limits).expect("over the limits");
-                        let retained = store.retain_now("call_1", "bench", &[text]).unwrap();
+                        let retained = store
+                            .retain_now("call_1", &[text], &Retention::default())
+                            .unwrap();
                         let shown = preview(text, &cut, &retained, &limits);
                         spent += started.elapsed();
                         black_box(shown);

@@ -151,6 +151,13 @@ impl ToolContext {
         self.scope.extensions().get::<T>()
     }
 
+    /// Who the call runs for, when the host authenticated them
+    /// ([`DispatchOptions::caller`](crate::pipeline::DispatchOptions::caller)); `None` for the
+    /// host's own call. Nested calls run for the same caller.
+    pub fn caller(&self) -> Option<Arc<crate::access::Caller>> {
+        self.extension::<crate::access::Caller>()
+    }
+
     /// Whether this call's answerer takes requests of this kind: whether asking for a form,
     /// a completion or the roots can get an answer here.
     pub fn can_ask(&self, kind: InputKind) -> bool {
@@ -283,8 +290,8 @@ impl ToolContext {
     }
 
     /// The names of the tools nested dispatch can reach (those of the call's snapshot that
-    /// programs may call), in registration order: what a program host such as Code Mode
-    /// offers a program.
+    /// programs may call, and whose scopes the caller holds), in registration order: what a
+    /// program host such as Code Mode offers a program.
     ///
     /// ```
     /// use toolprism::prelude::*;

@@ -65,11 +65,14 @@ pub enum FailureKind {
     InputRequired,
     /// An answer to the body's request for input is not what was asked for.
     InvalidAnswer,
+    /// The caller the call runs for lacks a scope the tool needs
+    /// ([`access`](crate::access)); the body never ran.
+    ScopeMissing,
 }
 
 impl FailureKind {
     /// Every kind, for matching a code back to its kind.
-    const ALL: [Self; 18] = [
+    const ALL: [Self; 19] = [
         Self::InvalidInput,
         Self::InvalidOutput,
         Self::UnknownTool,
@@ -88,6 +91,7 @@ impl FailureKind {
         Self::InputUnavailable,
         Self::InputRequired,
         Self::InvalidAnswer,
+        Self::ScopeMissing,
     ];
 
     /// The machine-readable code, e.g. `"INVALID_TOOL_INPUT"`.
@@ -111,6 +115,7 @@ impl FailureKind {
             Self::InputUnavailable => "INPUT_UNAVAILABLE",
             Self::InputRequired => "INPUT_REQUIRED",
             Self::InvalidAnswer => "INVALID_INPUT_ANSWER",
+            Self::ScopeMissing => "INSUFFICIENT_SCOPE",
         }
     }
 
@@ -135,6 +140,7 @@ impl FailureKind {
             Self::InputUnavailable => "InputUnavailable",
             Self::InputRequired => "InputRequired",
             Self::InvalidAnswer => "InvalidInputAnswer",
+            Self::ScopeMissing => "ToolForbidden",
         }
     }
 
@@ -184,6 +190,8 @@ pub mod codes {
     pub const INPUT_REQUIRED: &str = FailureKind::InputRequired.code();
     /// [`FailureKind::InvalidAnswer`].
     pub const INVALID_INPUT_ANSWER: &str = FailureKind::InvalidAnswer.code();
+    /// [`FailureKind::ScopeMissing`].
+    pub const INSUFFICIENT_SCOPE: &str = FailureKind::ScopeMissing.code();
 }
 
 /// The failure a tool body returns: one message for the model, and optionally a class

@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod access;
 pub mod ask;
 pub mod bound;
 mod call;

@@ -10,7 +10,8 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 use toolprism::bound::{
-    BoundLimits, FsOutputStore, RetainedOutput, RetentionRule, count_lines, plan_cut, preview,
+    BoundLimits, FsOutputStore, RetainedOutput, Retention, RetentionRule, count_lines, plan_cut,
+    preview,
 };
 use toolprism::error::codes;
 use toolprism::pipeline::{ExecuteCall, PostDecision};
@@ -436,7 +437,9 @@ fn cleanup_removes_by_age_then_oldest_first_and_nothing_else() {
     let age = |days: u64| SystemTime::now() - Duration::from_secs(days * 24 * 60 * 60);
     let mut retained = Vec::new();
     for (days, size) in [(10, 100), (3, 400), (2, 300), (1, 200)] {
-        let output = store.retain_now("c", "t", &[&"x".repeat(size)]).unwrap();
+        let output = store
+            .retain_now("c", &[&"x".repeat(size)], &Retention::default())
+            .unwrap();
         fs::File::options()
             .write(true)
             .open(&output.location)

@@ -157,6 +157,7 @@ impl ToolOutputStore for PanickingStore {
         _call_id: &'a str,
         _tool: &'a str,
         _pieces: &'a [&'a str],
+        _retention: &'a toolprism::bound::Retention,
     ) -> toolprism::BoxFuture<'a, Result<RetainedOutput, RetainError>> {
         panic!("the disk is not mounted")
     }

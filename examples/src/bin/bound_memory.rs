@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 use std::time::Instant;
 
-use toolprism::bound::{BoundLimits, FsOutputStore, plan_cut, preview};
+use toolprism::bound::{BoundLimits, FsOutputStore, Retention, plan_cut, preview};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let megabytes: usize = std::env::args().nth(1).map_or(Ok(100), |arg| arg.parse())?;
@@ -25,7 +25,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let limits = BoundLimits::default();
     let started = Instant::now();
     let cut = plan_cut(&text, &limits).ok_or("the text is within the limits")?;
-    let retained = store.retain_now("call_1", "bound_memory", &[&text])?;
+    let retained = store.retain_now("call_1", &[&text], &Retention::default())?;
     let shown = preview(&text, &cut, &retained, &limits);
     let elapsed = started.elapsed();
 

@@ -188,7 +188,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             for (tool, scope) in &options.scopes {
                 authorization = authorization.require_scope(tool, scope);
             }
-            server = server.with_authorization(authorization);
+            server = server.with_authorization(authorization)?;
         }
         (None, None) => {}
         _ => return Err("--issuer and --resource go together".into()),

@@ -2,12 +2,11 @@
 //! resource, the scopes each tool needs, and the protected-resource metadata (RFC 9728) that
 //! says where to get a token.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use serde_json::{Value, json};
+use toolprism::access::{Caller, ScopeRules, is_valid_scope, missing_scopes};
 
-use super::caller::Caller;
 use super::jwt::JwtValidator;
 use super::token::{AuthSetupError, TokenValidator};
 
@@ -16,7 +15,7 @@ use super::token::{AuthSetupError, TokenValidator};
 pub struct Authorization {
     resource: String,
     issuers: Vec<String>,
-    tool_scopes: HashMap<String, Vec<String>>,
+    rules: Arc<ScopeRules>,
     pub(crate) validator: Arc<dyn TokenValidator>,
     /// The registry served, whose tools say the scopes they need (`#[tool(scopes = …)]`).
     registry: Option<toolprism::Registry>,
@@ -27,7 +26,7 @@ impl std::fmt::Debug for Authorization {
         f.debug_struct("Authorization")
             .field("resource", &self.resource)
             .field("issuers", &self.issuers)
-            .field("tool_scopes", &self.tool_scopes)
+            .field("rules", &self.rules)
             .finish_non_exhaustive()
     }
 }
@@ -43,34 +42,61 @@ impl Authorization {
         Self {
             resource: resource.into(),
             issuers: vec![authorization_server.into()],
-            tool_scopes: HashMap::new(),
+            rules: Arc::new(ScopeRules::new()),
             validator: Arc::new(validator),
             registry: None,
         }
     }
 
-    /// JWTs of `issuer` (its keys found through its metadata) for `resource`.
+    /// JWTs of `issuer` (its keys found through its metadata) for `resource`. An issuer that
+    /// cannot be reached yet does not fail this: its keys are looked for again as requests
+    /// come ([`JwtValidator::discover_lazily`]), and until they are found a request with a
+    /// token is answered `503` with `Retry-After`.
     pub async fn jwt(issuer: &str, resource: &str) -> Result<Self, AuthSetupError> {
-        let validator = JwtValidator::discover(issuer, resource).await?;
+        let validator = JwtValidator::discover_lazily(issuer, resource).await?;
         Ok(Self::new(resource, issuer, validator))
     }
 
-    /// Calling `tool` needs `scope` too, besides those it says itself (`#[tool(scopes = …)]`);
-    /// a caller without it gets `403 insufficient_scope` naming it, and a listing without the
-    /// tool.
+    /// Calling `tool` needs `scope` too, besides those it says itself (`#[tool(scopes = …)]`):
+    /// checked wherever the call runs (a nested call and a Code Mode program included); a
+    /// direct call without it gets `403 insufficient_scope` naming it, and a listing without
+    /// the tool. A tool the served registry lacks is refused by
+    /// [`McpServer::with_authorization`](crate::McpServer::with_authorization).
     #[must_use]
     pub fn require_scope(mut self, tool: &str, scope: &str) -> Self {
-        self.tool_scopes
-            .entry(tool.to_owned())
-            .or_default()
-            .push(scope.to_owned());
+        self.rules = Arc::new(Arc::unwrap_or_clone(self.rules).require(tool, scope));
         self
     }
 
-    /// The same, for the tools of `registry`.
-    pub(crate) fn serving(mut self, registry: toolprism::Registry) -> Self {
+    /// The same, for the tools of `registry`; refused when a scope is required of a tool it
+    /// lacks, or a required scope is not one a token can carry.
+    pub(crate) fn serving(mut self, registry: toolprism::Registry) -> Result<Self, AuthSetupError> {
+        {
+            let snapshot = registry.snapshot();
+            self.rules
+                .check_tools(
+                    snapshot
+                        .definitions()
+                        .map(toolprism::tool::AdvertisedTool::name),
+                )
+                .map_err(|unknown| AuthSetupError(unknown.to_string()))?;
+        }
+        for (tool, scopes) in self.rules.tools() {
+            for scope in scopes {
+                if !is_valid_scope(scope) {
+                    return Err(AuthSetupError(format!(
+                        "the scope required of `{tool}` is not printable ASCII without spaces, `\"` or `\\`"
+                    )));
+                }
+            }
+        }
         self.registry = Some(registry);
-        self
+        Ok(self)
+    }
+
+    /// The scopes required here beyond those the tools declare.
+    pub(crate) fn rules(&self) -> &Arc<ScopeRules> {
+        &self.rules
     }
 
     /// The scopes `caller` lacks to call `tool`: those the tool says and those required here.
@@ -81,20 +107,21 @@ impl Authorization {
                 .definition(tool)
                 .map(|definition| definition.about().scopes.clone())
         });
-        let mut missing: Vec<String> = declared
-            .into_iter()
-            .flatten()
-            .chain(self.tool_scopes.get(tool).into_iter().flatten().cloned())
-            .filter(|scope| !caller.has_scope(scope))
-            .collect();
-        missing.sort();
-        missing.dedup();
-        missing
+        missing_scopes(
+            declared.as_deref().unwrap_or_default(),
+            tool,
+            Some(&self.rules),
+            caller,
+        )
     }
 
     /// Every scope a tool needs: those the tools say and those required here.
     fn scopes_supported(&self) -> Vec<String> {
-        let mut scopes: Vec<String> = self.tool_scopes.values().flatten().cloned().collect();
+        let mut scopes: Vec<String> = self
+            .rules
+            .tools()
+            .flat_map(|(_, scopes)| scopes.map(str::to_owned))
+            .collect();
         if let Some(registry) = &self.registry {
             let snapshot = registry.snapshot();
             for definition in snapshot.definitions() {

@@ -4,11 +4,11 @@ use axum::http::header;
 use serde_json::{Map, Value};
 use toolprism::BoxFuture;
 
-use super::caller::Caller;
 use super::token::{
     FETCH_TIMEOUT, LEEWAY_SECONDS, MAX_DOCUMENT_BYTES, MAX_TOKEN_BYTES, TokenError, TokenValidator,
     now_seconds,
 };
+use toolprism::access::Caller;
 
 /// Opaque tokens checked by asking the issuer (RFC 7662 introspection): a token is accepted
 /// when the issuer says it is active, for this resource (`aud`), and not expired (`exp`, 30 s

@@ -2,6 +2,7 @@
 //! digest until they expire.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
@@ -9,8 +10,8 @@ use jsonwebtoken::jwk::{AlgorithmParameters, JwkSet};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation, decode, decode_header};
 use serde_json::{Map, Value};
 use toolprism::BoxFuture;
+use toolprism::access::Caller;
 
-use super::caller::Caller;
 use super::token::{
     AuthSetupError, FETCH_TIMEOUT, LEEWAY_SECONDS, MAX_DOCUMENT_BYTES, MAX_TOKEN_BYTES, TokenError,
     TokenValidator, now_seconds,
@@ -18,6 +19,9 @@ use super::token::{
 
 /// How often an unknown key id may make the key set be fetched again.
 const REFETCH_INTERVAL: Duration = Duration::from_secs(30);
+/// How often, while the issuer's keys are unknown (it could not be reached), a request makes
+/// them be looked for again; meanwhile a request with a token is answered `503`.
+pub const ISSUER_RETRY_INTERVAL: Duration = Duration::from_secs(5);
 /// The tokens whose signature was checked and whose claims are kept, until they expire: a
 /// client sends the same token with every request, and verifying an RSA signature costs more
 /// than the rest of a request. Only tokens that passed are kept, each at most
@@ -39,14 +43,21 @@ const ALGORITHMS: [Algorithm; 8] = [
 /// JWT access tokens checked against an issuer's published keys: the signature (with an
 /// algorithm of the allow-list, by the key the token names), `iss`, `aud` equal to this
 /// resource, `exp` and `nbf` within 30 s. The key set is fetched when made and again, at most
-/// every 30 s, when a token names a key it lacks.
+/// every 30 s, when a token names a key it lacks. Made with
+/// [`discover_lazily`](Self::discover_lazily), it also starts without keys when the issuer
+/// cannot be reached, and looks for them again as requests come.
 pub struct JwtValidator {
     issuer: String,
     audience: String,
-    jwks_uri: String,
+    /// Where the issuer publishes its keys; `None` until its metadata said.
+    jwks_uri: RwLock<Option<String>>,
     http: reqwest::Client,
     keys: RwLock<JwkSet>,
+    /// When the keys (or the metadata) were last asked for.
     fetched: Mutex<Instant>,
+    /// Whether the issuer could not be reached when last asked: an outage is logged once, as
+    /// is its end.
+    outage: AtomicBool,
     /// By the token's SHA-256 digest: the token itself is not kept.
     verified: Mutex<HashMap<[u8; 32], Verified, foldhash::fast::RandomState>>,
 }
@@ -64,7 +75,10 @@ impl std::fmt::Debug for JwtValidator {
         f.debug_struct("JwtValidator")
             .field("issuer", &self.issuer)
             .field("audience", &self.audience)
-            .field("jwks_uri", &self.jwks_uri)
+            .field(
+                "jwks_uri",
+                &*self.jwks_uri.read().unwrap_or_else(PoisonError::into_inner),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -101,32 +115,29 @@ impl JwtValidator {
     /// endpoint's URL.
     pub async fn discover(issuer: &str, audience: &str) -> Result<Self, AuthSetupError> {
         let http = reqwest::Client::new();
-        let base = issuer.trim_end_matches('/');
-        let mut why = Vec::new();
-        for well_known in [
-            "/.well-known/oauth-authorization-server",
-            "/.well-known/openid-configuration",
-        ] {
-            match fetch_json(&http, &format!("{base}{well_known}")).await {
-                Ok(metadata) => {
-                    if metadata.get("issuer").and_then(Value::as_str) != Some(issuer) {
-                        return Err(AuthSetupError(format!(
-                            "the metadata at {base}{well_known} names another issuer"
-                        )));
-                    }
-                    let jwks_uri = metadata
-                        .get("jwks_uri")
-                        .and_then(Value::as_str)
-                        .ok_or_else(|| AuthSetupError("the issuer names no `jwks_uri`".into()))?;
-                    return Self::with_jwks_uri(issuer, audience, jwks_uri).await;
-                }
-                Err(error) => why.push(error),
+        let (jwks_uri, keys) = find_keys(&http, issuer).await.map_err(AuthSetupError)?;
+        Ok(Self::made(issuer, audience, http, Some(jwks_uri), keys))
+    }
+
+    /// As [`discover`](Self::discover), but an issuer that cannot be reached now does not
+    /// fail it: the validator starts without keys (the outage logged once), a request with a
+    /// token is refused as [`TokenError::Unavailable`] (`503`), and the keys are looked for
+    /// again at most every [`ISSUER_RETRY_INTERVAL`] as requests come, until they are found.
+    pub async fn discover_lazily(issuer: &str, audience: &str) -> Result<Self, AuthSetupError> {
+        let http = reqwest::Client::new();
+        match find_keys(&http, issuer).await {
+            Ok((jwks_uri, keys)) => Ok(Self::made(issuer, audience, http, Some(jwks_uri), keys)),
+            Err(error) => {
+                tracing::warn!(
+                    %error,
+                    "the issuer cannot be reached; requests with a token are answered 503 until it can"
+                );
+                let validator =
+                    Self::made(issuer, audience, http, None, JwkSet { keys: Vec::new() });
+                validator.outage.store(true, Ordering::Relaxed);
+                Ok(validator)
             }
         }
-        Err(AuthSetupError(format!(
-            "no metadata for the issuer: {}",
-            why.join("; ")
-        )))
     }
 
     /// Tokens of `issuer` for `audience`, checked against the key set at `jwks_uri`.
@@ -137,15 +148,65 @@ impl JwtValidator {
     ) -> Result<Self, AuthSetupError> {
         let http = reqwest::Client::new();
         let keys = fetch_keys(&http, jwks_uri).await.map_err(AuthSetupError)?;
-        Ok(Self {
+        Ok(Self::made(
+            issuer,
+            audience,
+            http,
+            Some(jwks_uri.to_owned()),
+            keys,
+        ))
+    }
+
+    fn made(
+        issuer: &str,
+        audience: &str,
+        http: reqwest::Client,
+        jwks_uri: Option<String>,
+        keys: JwkSet,
+    ) -> Self {
+        Self {
             issuer: issuer.to_owned(),
             audience: audience.to_owned(),
-            jwks_uri: jwks_uri.to_owned(),
+            jwks_uri: RwLock::new(jwks_uri),
             http,
             keys: RwLock::new(keys),
             fetched: Mutex::new(Instant::now()),
+            outage: AtomicBool::new(false),
             verified: Mutex::default(),
-        })
+        }
+    }
+
+    /// Whether the issuer's keys are known: once its metadata was read.
+    fn has_keys(&self) -> bool {
+        self.jwks_uri
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
+    /// Looks for the issuer's metadata and keys again, unless that was done less than
+    /// [`ISSUER_RETRY_INTERVAL`] ago (one request looks; the others are answered `503`).
+    async fn rediscover(&self) {
+        {
+            let mut fetched = self.fetched.lock().unwrap_or_else(PoisonError::into_inner);
+            if fetched.elapsed() < ISSUER_RETRY_INTERVAL {
+                return;
+            }
+            *fetched = Instant::now();
+        }
+        match find_keys(&self.http, &self.issuer).await {
+            Ok((jwks_uri, keys)) => {
+                *self.keys.write().unwrap_or_else(PoisonError::into_inner) = keys;
+                *self
+                    .jwks_uri
+                    .write()
+                    .unwrap_or_else(PoisonError::into_inner) = Some(jwks_uri);
+                if self.outage.swap(false, Ordering::Relaxed) {
+                    tracing::warn!("the issuer answers again; its tokens are checked");
+                }
+            }
+            Err(error) => tracing::debug!(%error, "the issuer still cannot be reached"),
+        }
     }
 
     /// The key set again, unless it was fetched less than 30 s ago; whether it was.
@@ -157,7 +218,15 @@ impl JwtValidator {
             }
             *fetched = Instant::now();
         }
-        match fetch_keys(&self.http, &self.jwks_uri).await {
+        let Some(jwks_uri) = self
+            .jwks_uri
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        else {
+            return false;
+        };
+        match fetch_keys(&self.http, &jwks_uri).await {
             Ok(keys) => {
                 *self.keys.write().unwrap_or_else(PoisonError::into_inner) = keys;
                 // A key the issuer dropped may have signed some of them: check them again.
@@ -266,6 +335,34 @@ fn digest(token: &str) -> [u8; 32] {
     sha2::Sha256::digest(token.as_bytes()).into()
 }
 
+/// The issuer's `jwks_uri`, from its metadata, and the key set there.
+async fn find_keys(http: &reqwest::Client, issuer: &str) -> Result<(String, JwkSet), String> {
+    let base = issuer.trim_end_matches('/');
+    let mut why = Vec::new();
+    for well_known in [
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/openid-configuration",
+    ] {
+        match fetch_json(http, &format!("{base}{well_known}")).await {
+            Ok(metadata) => {
+                if metadata.get("issuer").and_then(Value::as_str) != Some(issuer) {
+                    return Err(format!(
+                        "the metadata at {base}{well_known} names another issuer"
+                    ));
+                }
+                let jwks_uri = metadata
+                    .get("jwks_uri")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| "the issuer names no `jwks_uri`".to_owned())?;
+                let keys = fetch_keys(http, jwks_uri).await?;
+                return Ok((jwks_uri.to_owned(), keys));
+            }
+            Err(error) => why.push(error),
+        }
+    }
+    Err(format!("no metadata for the issuer: {}", why.join("; ")))
+}
+
 async fn fetch_keys(http: &reqwest::Client, jwks_uri: &str) -> Result<JwkSet, String> {
     let document = fetch_json(http, jwks_uri).await?;
     serde_json::from_value(document).map_err(|error| format!("{jwks_uri}: {error}"))
@@ -281,6 +378,14 @@ impl TokenValidator for JwtValidator {
             }
             if let Some(caller) = self.already_verified(token) {
                 return Ok(caller);
+            }
+            if !self.has_keys() {
+                self.rediscover().await;
+                if !self.has_keys() {
+                    return Err(TokenError::Unavailable(
+                        "the issuer's keys are not known yet: it could not be reached".into(),
+                    ));
+                }
             }
             match self.check(token) {
                 Ok(caller) => Ok(self.keep_verified(token, caller)),

@@ -6,13 +6,12 @@
 //! echoed or kept. The HTTP side (`401`, `403 insufficient_scope`, the metadata routes) is
 //! `http::guard`'s.
 //!
-//! - `caller`: who a token says made a request;
+//! - who a token says made a request is `toolprism::access::Caller`;
 //! - `token`: what a validator is, its limits, why a token is refused;
 //! - `jwt`, `introspection`: the two validators;
 //! - `authorization`: the resource, its issuers and the scopes each tool needs.
 
 pub(crate) mod authorization;
-pub(crate) mod caller;
 pub(crate) mod introspection;
 pub(crate) mod jwt;
 pub(crate) mod token;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use toolprism::BoxFuture;
 
-use super::caller::Caller;
+use toolprism::access::Caller;
 
 /// The longest bearer token taken, in bytes; a longer one is refused before it is parsed.
 pub const MAX_TOKEN_BYTES: usize = 8 * 1024;

@@ -80,22 +80,39 @@ fn bearer(request: &Request) -> Option<&str> {
         .filter(|token| !token.is_empty())
 }
 
-/// The tool a JSON-RPC `tools/call` names, if the body is one. Read into the two fields it
-/// needs (the rest skipped unbuilt): every POST passes here.
-fn called_tool(body: &[u8]) -> Option<String> {
+/// What a POST body calls: `Ok(Some(tool))` for a `tools/call`, `Ok(None)` for any other
+/// message. Read into the two fields it needs (the rest skipped unbuilt): every POST passes
+/// here. `Err` for a body that cannot be read so — not a JSON object, a field it reads given
+/// twice, a `tools/call` that names no tool — which is refused rather than handed on unread.
+fn called_tool(body: &[u8]) -> Result<Option<String>, serde_json::Error> {
     #[derive(serde::Deserialize)]
     struct Message {
-        method: String,
+        method: Option<String>,
         params: Option<Params>,
     }
     #[derive(serde::Deserialize)]
     struct Params {
         name: Option<String>,
     }
-    let message: Message = serde_json::from_slice(body).ok()?;
-    (message.method == "tools/call")
-        .then_some(message.params?.name)
-        .flatten()
+    let message: Message = serde_json::from_slice(body)?;
+    if message.method.as_deref() != Some("tools/call") {
+        return Ok(None);
+    }
+    match message.params.and_then(|params| params.name) {
+        Some(tool) => Ok(Some(tool)),
+        None => Err(serde::de::Error::custom("a tools/call that names no tool")),
+    }
+}
+
+/// `503`, with how long to wait: the issuer could not be asked about the token (the same token
+/// may pass then).
+fn unavailable() -> Response {
+    let mut response = StatusCode::SERVICE_UNAVAILABLE.into_response();
+    response.headers_mut().insert(
+        header::RETRY_AFTER,
+        HeaderValue::from(crate::auth::jwt::ISSUER_RETRY_INTERVAL.as_secs()),
+    );
+    response
 }
 
 /// The middleware in front of the endpoint: a request without a valid token is answered `401`,
@@ -112,8 +129,8 @@ pub(crate) async fn guard(
         Ok(caller) => caller,
         // Not the token's fault: the client may try again, with the same token.
         Err(error @ TokenError::Unavailable(_)) => {
-            tracing::warn!(%error, "a request's token could not be checked");
-            return StatusCode::SERVICE_UNAVAILABLE.into_response();
+            tracing::debug!(%error, "a request's token could not be checked");
+            return unavailable();
         }
         Err(error) => {
             // The reason is the server's to read; the client learns only that it was refused.
@@ -129,10 +146,23 @@ pub(crate) async fn guard(
             Ok(bytes) => bytes,
             Err(refused) => return refused,
         };
-        if let Some(tool) = called_tool(&bytes) {
-            let missing = auth.missing_scopes(&tool, &caller);
-            if !missing.is_empty() {
-                return auth.insufficient(&missing);
+        // The scopes are checked again where the call runs: this answer is the one a client
+        // steps up on (`403 insufficient_scope`).
+        match called_tool(&bytes) {
+            Ok(Some(tool)) => {
+                let missing = auth.missing_scopes(&tool, &caller);
+                if !missing.is_empty() {
+                    return auth.insufficient(&missing);
+                }
+            }
+            Ok(None) => {}
+            Err(error) => {
+                tracing::debug!(%error, "a request's body could not be read");
+                return (
+                    StatusCode::BAD_REQUEST,
+                    "the body is not a JSON-RPC message this endpoint reads",
+                )
+                    .into_response();
             }
         }
         request = Request::from_parts(parts, Body::from(bytes));

@@ -9,6 +9,7 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::Value;
+use toolprism::access::Owner;
 use toolprism::pipeline::DispatchOptions;
 use toolprism::tool::TaskSupport;
 use toolprism::{Surface, ToolCall};
@@ -18,9 +19,7 @@ use super::drive::{Driven, Round, cancelled_by_client, drive};
 use super::input;
 use super::peer::{McpPeer, TaskSlot};
 use super::progress::ProgressQueue;
-#[cfg(feature = "auth")]
-use super::request::caller_of;
-use super::request::{call_id, is_current, takes_tasks};
+use super::request::{Requester, call_id, is_current, takes_tasks};
 use super::setup::McpServer;
 use super::tasks;
 use crate::wire::text::quoted_for_error;
@@ -60,17 +59,12 @@ impl McpServer {
         } else {
             (None, BTreeMap::new())
         };
-        #[cfg(feature = "auth")]
-        let caller = caller_of(&context);
+        let requester = Requester::of(&context);
         let RequestContext { ct, meta, peer, .. } = context;
         let progress_token = meta.get_progress_token();
-        let client = self.client_of(peer, meta, current, answers);
-        let options = dispatch_options(
-            &client,
-            #[cfg(feature = "auth")]
-            caller,
-            progress_token.is_some() || takes_tasks,
-        );
+        let client = self.client_of(peer, meta, current, answers, requester.owner.clone());
+        let options =
+            self.dispatch_options(&client, requester, progress_token.is_some() || takes_tasks);
         let progress = progress_token.map(|token| (token, &client.progress));
         let round = Round {
             name: &request.name,
@@ -104,9 +98,11 @@ impl McpServer {
         meta: rmcp::model::RequestMetaObject,
         current: bool,
         answers: BTreeMap<String, Value>,
+        owner: Option<Owner>,
     ) -> Arc<McpPeer> {
         Arc::new(McpPeer {
             peer,
+            owner,
             session: self.session.clone(),
             progress: ProgressQueue::default(),
             meta,
@@ -130,27 +126,34 @@ impl McpServer {
         }
         input::open_answers(&self.shared.settings.states, tool, args, state, responses)
     }
-}
 
-/// What the call's dispatch carries: the client (as an extension, and as the answerer of the
-/// body's requests for input), the caller, and where its progress goes. Progress is forwarded
-/// by the request's task, between polls of the dispatch: no task is spawned per call. A call
-/// that may become a task keeps its reports without a token too: they become the task's status
-/// message.
-fn dispatch_options(
-    client: &Arc<McpPeer>,
-    #[cfg(feature = "auth")] caller: Option<Arc<crate::auth::caller::Caller>>,
-    keeps_progress: bool,
-) -> DispatchOptions {
-    let mut options = DispatchOptions::default()
-        .shared_extension(client.clone())
-        .shared_answerer(client.clone());
-    #[cfg(feature = "auth")]
-    if let Some(caller) = caller {
-        options = options.shared_extension(caller);
+    /// What the call's dispatch carries: the client (as an extension, and as the answerer of
+    /// the body's requests for input); the caller, the scopes required here and the owner of
+    /// what it keeps, which every call it makes inherits; and where its progress goes.
+    /// Progress is forwarded by the request's task, between polls of the dispatch: no task is
+    /// spawned per call. A call that may become a task keeps its reports without a token too:
+    /// they become the task's status message.
+    fn dispatch_options(
+        &self,
+        client: &Arc<McpPeer>,
+        requester: Requester,
+        keeps_progress: bool,
+    ) -> DispatchOptions {
+        let mut options = DispatchOptions::default()
+            .shared_extension(client.clone())
+            .shared_answerer(client.clone());
+        if let Some(caller) = requester.caller {
+            options = options.caller(caller);
+            if let Some(rules) = self.scope_rules() {
+                options = options.scope_rules(rules);
+            }
+        }
+        if let Some(owner) = requester.owner {
+            options = options.owner(owner);
+        }
+        if keeps_progress {
+            options = options.shared_progress(client.clone());
+        }
+        options
     }
-    if keeps_progress {
-        options = options.shared_progress(client.clone());
-    }
-    options
 }

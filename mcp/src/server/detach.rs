@@ -106,7 +106,12 @@ impl McpServer {
             Box::pin(send_progress(&client.peer, progress)).await;
         }
         let told = (!self.session.stateless).then(|| client.peer.clone());
-        let running = self.shared.settings.tasks.create(told).await?;
+        let running = self
+            .shared
+            .settings
+            .tasks
+            .create(told, client.owner.clone())
+            .await?;
         client.task.running.send_replace(Some(running.clone()));
         let created = CreateTaskResult::new(running.task());
         tokio::spawn(run(running, dispatch, client.clone(), wrapped));

@@ -17,11 +17,10 @@ use rmcp::service::{
     MaybeSendFuture, NotificationContext, RequestContext, RoleServer, SubscriptionContext,
 };
 use rmcp::{ErrorData, ServerHandler};
+use toolprism::access::missing_scopes;
 
 use super::host;
-#[cfg(feature = "auth")]
-use super::request::caller_of;
-use super::request::is_current;
+use super::request::{Requester, is_current};
 use super::resources::{
     OUTPUT_URI_PREFIX, RETAINED_OUTPUT_TTL_MS, handle_of, output_uri, resource_not_found,
 };
@@ -161,7 +160,18 @@ impl ServerHandler for McpServer {
                 None => Err(resource_not_found(&request.uri)),
             };
         };
-        match self.shared.registry.snapshot().read_retained(handle).await {
+        // Another's output, or one whose tool needs a scope the caller lacks, is answered as an
+        // unknown one is.
+        let requester = Requester::of(&context);
+        let snapshot = self.shared.registry.snapshot();
+        let read = snapshot
+            .read_retained(
+                handle,
+                requester.owner.as_ref(),
+                requester.caller.as_deref(),
+            )
+            .await;
+        match read {
             Ok(Some(text)) => {
                 let mut result =
                     ReadResourceResult::new(vec![ResourceContents::text(text, output_uri(handle))]);
@@ -233,28 +243,33 @@ impl ServerHandler for McpServer {
     async fn get_task(
         &self,
         request: GetTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        self.shared.settings.tasks.get(&request.task_id).await
+        let owner = Requester::of(&context).owner;
+        let tasks = &self.shared.settings.tasks;
+        tasks.get(&request.task_id, owner.as_ref()).await
     }
 
     async fn update_task(
         &self,
         request: UpdateTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let owner = Requester::of(&context).owner;
         let tasks = &self.shared.settings.tasks;
         tasks
-            .update(&request.task_id, request.input_responses)
+            .update(&request.task_id, owner.as_ref(), request.input_responses)
             .await
     }
 
     async fn cancel_task(
         &self,
         request: CancelTaskParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        self.shared.settings.tasks.cancel(&request.task_id).await
+        let owner = Requester::of(&context).owner;
+        let tasks = &self.shared.settings.tasks;
+        tasks.cancel(&request.task_id, owner.as_ref()).await
     }
 
     fn accepted_subscription_filter(
@@ -321,22 +336,28 @@ impl McpServer {
         }
     }
 
-    /// The tools of a listing the request's caller may call: all of them, unless the endpoint
-    /// is authorized and the caller lacks a tool's scopes.
-    #[cfg_attr(
-        not(feature = "auth"),
-        expect(clippy::unused_self, reason = "it reads the authorization, a feature")
-    )]
+    /// The tools of a listing the request's caller may call: all of them, unless the request
+    /// carries a caller lacking a tool's scopes.
     fn callable(&self, tools: &[Tool], context: &RequestContext<RoleServer>) -> Vec<Tool> {
-        #[cfg(feature = "auth")]
-        if let (Some(auth), Some(caller)) = (self.authorization(), caller_of(context)) {
-            return tools
-                .iter()
-                .filter(|tool| auth.missing_scopes(&tool.name, &caller).is_empty())
-                .cloned()
-                .collect();
-        }
-        let _ = context;
-        tools.to_vec()
+        let Some(caller) = Requester::of(context).caller else {
+            return tools.to_vec();
+        };
+        let rules = self.scope_rules();
+        let snapshot = self.shared.registry.snapshot();
+        tools
+            .iter()
+            .filter(|tool| {
+                snapshot.definition(&tool.name).is_some_and(|definition| {
+                    missing_scopes(
+                        &definition.about().scopes,
+                        &tool.name,
+                        rules.as_deref(),
+                        &caller,
+                    )
+                    .is_empty()
+                })
+            })
+            .cloned()
+            .collect()
     }
 }

@@ -39,6 +39,8 @@ use super::tasks::Running;
 /// serves both.
 pub struct McpPeer {
     pub(crate) peer: rmcp::service::Peer<RoleServer>,
+    /// Whose the call's task is, if it becomes one.
+    pub(crate) owner: Option<toolprism::access::Owner>,
     pub(crate) session: Arc<Session>,
     pub(crate) progress: ProgressQueue<Progress>,
     /// The request's `_meta`: the client's capabilities, on 2026-07-28.

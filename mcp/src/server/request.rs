@@ -1,26 +1,41 @@
 //! What an MCP request says of itself: its protocol generation, whether its client takes
 //! tasks, who made it, and its id as a call id.
 
-#[cfg(feature = "auth")]
 use std::sync::Arc;
 
 use rmcp::model::{ProtocolVersion, RequestMetaObject};
-#[cfg(feature = "auth")]
-use rmcp::service::RequestContext;
-use rmcp::service::RoleServer;
+use rmcp::service::{RequestContext, RoleServer};
 use toolprism::SmolStr;
+use toolprism::access::{Caller, Owner};
 
-/// Who made an HTTP request, as the authorization in front of the endpoint found.
-#[cfg(feature = "auth")]
-pub(super) fn caller_of(
-    context: &RequestContext<RoleServer>,
-) -> Option<Arc<crate::auth::caller::Caller>> {
-    context
-        .extensions
-        .get::<axum::http::request::Parts>()?
-        .extensions
-        .get::<Arc<crate::auth::caller::Caller>>()
-        .cloned()
+/// Who a request is from: the caller the authorization in front of the endpoint found, and
+/// the owner of what its calls keep (retained outputs, tasks) — the caller's; else, over HTTP
+/// with sessions, the session's; else nobody's (stdio, whose one client is the host's own;
+/// stateless HTTP without authorization, which anyone who reaches it may use).
+#[derive(Clone, Default)]
+pub(super) struct Requester {
+    pub(super) caller: Option<Arc<Caller>>,
+    pub(super) owner: Option<Owner>,
+}
+
+impl Requester {
+    pub(super) fn of(context: &RequestContext<RoleServer>) -> Self {
+        #[cfg(feature = "http-server")]
+        if let Some(parts) = context.extensions.get::<axum::http::request::Parts>() {
+            let caller = parts.extensions.get::<Arc<Caller>>().cloned();
+            let owner = match &caller {
+                Some(caller) => Some(caller.owner()),
+                None => parts
+                    .headers
+                    .get("mcp-session-id")
+                    .and_then(|id| id.to_str().ok())
+                    .map(|id| Owner::new(format!("session/{id}"))),
+            };
+            return Self { caller, owner };
+        }
+        let _ = context;
+        Self::default()
+    }
 }
 
 /// Whether the client takes tasks: it declared the extension in this request's `_meta`

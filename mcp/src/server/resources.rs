@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::ErrorData;
 use serde_json::json;
 use toolprism::BoxFuture;
-use toolprism::bound::{RetainError, RetainedOutput, ToolOutputStore};
+use toolprism::bound::{RetainError, Retained, RetainedOutput, Retention, ToolOutputStore};
 
 use crate::wire::text::quoted_for_error;
 
@@ -61,9 +61,10 @@ impl<S: ToolOutputStore> ToolOutputStore for OutputResources<S> {
         call_id: &'a str,
         tool: &'a str,
         pieces: &'a [&'a str],
+        retention: &'a Retention,
     ) -> BoxFuture<'a, Result<RetainedOutput, RetainError>> {
         Box::pin(async move {
-            let retained = self.inner.retain(call_id, tool, pieces).await?;
+            let retained = self.inner.retain(call_id, tool, pieces, retention).await?;
             Ok(RetainedOutput {
                 location: output_uri(&retained.handle),
                 handle: retained.handle,
@@ -71,7 +72,7 @@ impl<S: ToolOutputStore> ToolOutputStore for OutputResources<S> {
         })
     }
 
-    fn read<'a>(&'a self, handle: &'a str) -> BoxFuture<'a, Result<Option<String>, RetainError>> {
+    fn read<'a>(&'a self, handle: &'a str) -> BoxFuture<'a, Result<Option<Retained>, RetainError>> {
         self.inner.read(handle)
     }
 }

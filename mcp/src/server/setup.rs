@@ -197,17 +197,34 @@ impl McpServer {
 
     /// The same server, its HTTP endpoint ([`serve_http`](Self::serve_http)) an OAuth 2.1
     /// resource server: a request needs a token `authorization` accepts (`401` with where to
-    /// get one otherwise), a call the scopes of its tool (`403 insufficient_scope`), and a
-    /// listing shows only the tools the caller may call. A tool reads who called
-    /// (`cx.extension::<Caller>()`).
+    /// get one otherwise), a call the scopes of its tool (`403 insufficient_scope` at the door,
+    /// and `INSUFFICIENT_SCOPE` wherever a call runs: nested calls, Code Mode programs and
+    /// tasks too), and a listing shows only the tools the caller may call. What a call
+    /// retains, and a task it becomes, are the caller's. A tool reads who called
+    /// ([`ToolContext::caller`](toolprism::ToolContext::caller)).
+    ///
+    /// Refused when `authorization` requires a scope of a tool the registry lacks (a mistyped
+    /// name would protect nothing): the error names the tools there are.
     #[cfg(feature = "auth")]
-    #[must_use]
     pub fn with_authorization(
         self,
         authorization: crate::auth::authorization::Authorization,
-    ) -> Self {
-        let authorization = Arc::new(authorization.serving(self.shared.registry.clone()));
-        self.with_settings(|settings| settings.authorization = Some(authorization))
+    ) -> Result<Self, crate::AuthSetupError> {
+        let authorization = Arc::new(authorization.serving(self.shared.registry.clone())?);
+        Ok(self.with_settings(|settings| settings.authorization = Some(authorization)))
+    }
+
+    /// The scopes the authorization requires beyond those the tools declare.
+    #[cfg_attr(
+        not(feature = "auth"),
+        expect(clippy::unused_self, reason = "it reads the authorization, a feature")
+    )]
+    pub(crate) fn scope_rules(&self) -> Option<Arc<toolprism::access::ScopeRules>> {
+        #[cfg(feature = "auth")]
+        if let Some(auth) = &self.shared.settings.authorization {
+            return Some(auth.rules().clone());
+        }
+        None
     }
 
     #[cfg(feature = "auth")]

@@ -4,6 +4,10 @@
 //! asks with `tasks/update` and stops it with `tasks/cancel`, on any replica that shares the
 //! store. A running task reads its answers and any cancellation from the store every
 //! [`TASK_POLL`].
+//!
+//! A task belongs to the owner of the call that became it (the caller's token, else the HTTP
+//! session): `tasks/get`, `tasks/update` and `tasks/cancel` by anyone else are answered exactly
+//! as for an id that names no task, on every replica (the owner is kept in the record).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -20,6 +24,7 @@ use rmcp::task_manager::current_timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use toolprism::access::Owner;
 use toolprism::ask::{AskError, InputRequest};
 use toolprism::depth::check_depth;
 
@@ -48,6 +53,9 @@ const POLL_INTERVAL_MS: u64 = 500;
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct Record {
     task_id: String,
+    /// Whose task it is ([`Owner::as_str`]); `None` for a request with no owner.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    owner: Option<String>,
     status: TaskStatus,
     created_at: String,
     last_updated_at: String,
@@ -205,7 +213,8 @@ impl Tasks {
         self.ttl.saturating_mul(2)
     }
 
-    async fn record(&self, id: &str) -> Result<Record, ErrorData> {
+    /// The record of task `id`, for `owner`: another owner's is answered as none is.
+    async fn record(&self, id: &str, owner: Option<&Owner>) -> Result<Record, ErrorData> {
         if !is_task_id(id) {
             return Err(unknown_task(id));
         }
@@ -215,7 +224,11 @@ impl Tasks {
             .await
             .map_err(store_failed)?
             .ok_or_else(|| unknown_task(id))?;
-        serde_json::from_slice(&bytes).map_err(store_failed)
+        let record: Record = serde_json::from_slice(&bytes).map_err(store_failed)?;
+        if record.owner.as_deref() != owner.map(Owner::as_str) {
+            return Err(unknown_task(id));
+        }
+        Ok(record)
     }
 
     async fn save(&self, record: &Record) -> Result<(), ErrorData> {
@@ -231,10 +244,12 @@ impl Tasks {
     pub(crate) async fn create(
         self: &Arc<Self>,
         told: Option<Peer<RoleServer>>,
+        owner: Option<Owner>,
     ) -> Result<Arc<Running>, ErrorData> {
         let now = current_timestamp();
         let record = Record {
             task_id: fresh_id(),
+            owner: owner.map(|owner| owner.as_str().to_owned()),
             status: TaskStatus::Working,
             created_at: now.clone(),
             last_updated_at: now,
@@ -255,9 +270,13 @@ impl Tasks {
         }))
     }
 
-    /// `tasks/get`.
-    pub(crate) async fn get(&self, id: &str) -> Result<GetTaskResult, ErrorData> {
-        let record = self.record(id).await?;
+    /// `tasks/get`, by `owner`.
+    pub(crate) async fn get(
+        &self,
+        id: &str,
+        owner: Option<&Owner>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let record = self.record(id, owner).await?;
         let mut answered = Vec::new();
         for key in record.input_requests.keys() {
             if self
@@ -278,9 +297,10 @@ impl Tasks {
     pub(crate) async fn update(
         &self,
         id: &str,
+        owner: Option<&Owner>,
         responses: BTreeMap<String, Value>,
     ) -> Result<(), ErrorData> {
-        let record = self.record(id).await?;
+        let record = self.record(id, owner).await?;
         for (key, answer) in responses {
             if record.input_requests.contains_key(&key) {
                 let bytes = serde_json::to_vec(&answer).map_err(store_failed)?;
@@ -295,8 +315,8 @@ impl Tasks {
 
     /// `tasks/cancel`: marks the task for its runner to stop; a task already ended is left as
     /// it is, and acknowledged the same.
-    pub(crate) async fn cancel(&self, id: &str) -> Result<(), ErrorData> {
-        let record = self.record(id).await?;
+    pub(crate) async fn cancel(&self, id: &str, owner: Option<&Owner>) -> Result<(), ErrorData> {
+        let record = self.record(id, owner).await?;
         if !record.status.is_terminal() {
             self.store
                 .put(&cancel_key(id), Vec::new(), self.keep())

@@ -10,8 +10,8 @@
 mod store;
 
 pub use store::{
-    CleanupReport, FsOutputStore, RetainError, RetainedOutput, RetentionRule, ToolOutputStore,
-    fresh_handle, is_valid_handle,
+    CleanupReport, FsOutputStore, RetainError, Retained, RetainedOutput, Retention, RetentionRule,
+    SWEEP_INTERVAL, ToolOutputStore, fresh_handle, is_valid_handle,
 };
 
 use std::io;

@@ -7,7 +7,8 @@ use serde_json::Value;
 use tracing::Instrument as _;
 
 use crate::BoxFuture;
-use crate::bound::{RetainError, is_oversized, preview_of, replace_text, text_blocks};
+use crate::access::{Caller, Owner, ScopeRules, missing_scopes, required_scopes};
+use crate::bound::{RetainError, Retention, is_oversized, preview_of, replace_text, text_blocks};
 use crate::call::{CallArgs, MAX_RAW_ARGS_BYTES, Surface, ToolCall};
 use crate::context::{CallScope, MAX_NESTING, Progress, ProgressSink, StateMap};
 use crate::depth::{self, Shape};
@@ -151,6 +152,53 @@ impl DispatchOptions {
     #[must_use]
     pub fn extension<T: Send + Sync + 'static>(self, value: T) -> Self {
         self.shared_extension(Arc::new(value))
+    }
+
+    /// Runs the call for `caller`, whom the host authenticated: a tool whose scopes it lacks is
+    /// refused (`INSUFFICIENT_SCOPE`), here and in every call the body makes (nested calls,
+    /// Code Mode programs), and the body reads it with
+    /// [`ToolContext::caller`](crate::ToolContext::caller). Without one the call is the host's
+    /// own, and no scope is checked. See [`access`](crate::access).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use toolprism::access::Caller;
+    /// use toolprism::error::codes;
+    /// use toolprism::pipeline::DispatchOptions;
+    /// use toolprism::prelude::*;
+    ///
+    /// /// Runs a shell command.
+    /// #[tool(scopes = ["shell:run"])]
+    /// fn shell(#[arg] command: String) -> String { command }
+    ///
+    /// let registry = Registry::builder().tool(Shell).build().unwrap();
+    /// let claims = serde_json::json!({"sub": "ada", "scope": "files:read"});
+    /// let ada = Arc::new(Caller::from_claims(claims.as_object().unwrap().clone()));
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let call = ToolCall::new("c1", "shell", serde_json::json!({"command": "ls"}));
+    /// let options = DispatchOptions::default().caller(ada);
+    /// let outcome = registry.snapshot().dispatch_with(call, Surface::Direct, options).await;
+    /// assert_eq!(outcome.error().unwrap().code(), Some(codes::INSUFFICIENT_SCOPE));
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn caller(self, caller: Arc<crate::access::Caller>) -> Self {
+        self.shared_extension(caller)
+    }
+
+    /// Requires `rules`' scopes of their tools too, beside those the tools declare, for every
+    /// call [`caller`](Self::caller) makes here and below.
+    #[must_use]
+    pub fn scope_rules(self, rules: Arc<crate::access::ScopeRules>) -> Self {
+        self.shared_extension(rules)
+    }
+
+    /// What the call retains (an output too long for the model) belongs to `owner`: only a
+    /// reader of the same owner reads it back
+    /// ([`Snapshot::read_retained`](crate::Snapshot::read_retained)).
+    #[must_use]
+    pub fn owner(self, owner: crate::access::Owner) -> Self {
+        self.extension(owner)
     }
 
     /// [`extension`](Self::extension) with a value the host keeps a handle on too, without
@@ -313,6 +361,9 @@ fn start(
     };
     if !callable {
         return Started::Ended(failure(not_callable(tool.name(), by_program)));
+    }
+    if let Some(refused) = scope_refusal(tool, &options.extensions) {
+        return Started::Ended(failure(refused));
     }
 
     // 2. Validate the arguments before anything else sees them, so that policies (and a
@@ -491,12 +542,14 @@ impl CallScope for Chain {
     }
 
     fn tool_names(&self) -> Box<dyn Iterator<Item = &str> + '_> {
-        // Those a nested call may reach: not the ones only the model may call.
+        // Those a nested call may reach: not the ones only the model may call, nor those whose
+        // scopes the caller lacks.
         Box::new(
             self.table
                 .tools()
                 .iter()
                 .filter(|tool| tool.callers.programs())
+                .filter(|tool| scope_refusal(tool, &self.extensions).is_none())
                 .map(|tool| tool.definition.name()),
         )
     }
@@ -522,13 +575,19 @@ async fn bound(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
     let preview = {
         let texts: Vec<&str> = text_blocks(outcome.content()).collect();
         let name = chain.tool.name();
-        let retained = contain(|| chain.stages.store.retain(&chain.id, name, &texts))
-            .await
-            .unwrap_or_else(|panic| {
-                Err(RetainError(std::io::Error::other(format!(
-                    "the store panicked: {panic}"
-                ))))
-            });
+        let retention = retention_of(chain);
+        let retained = contain(|| {
+            chain
+                .stages
+                .store
+                .retain(&chain.id, name, &texts, &retention)
+        })
+        .await
+        .unwrap_or_else(|panic| {
+            Err(RetainError(std::io::Error::other(format!(
+                "the store panicked: {panic}"
+            ))))
+        });
         match retained {
             Ok(retained) => preview_of(&texts, &retained, limits),
             Err(error) => {
@@ -545,6 +604,17 @@ async fn bound(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
     let content = std::mem::take(outcome.content_mut());
     *outcome.content_mut() = replace_text(content, preview);
     outcome
+}
+
+/// Who may read back what `chain` retains: its owner, holding the scopes its tool needs.
+fn retention_of(chain: &Chain) -> Retention {
+    let rules = chain.extensions.get::<ScopeRules>();
+    let scopes = required_scopes(
+        &chain.tool.definition.about().scopes,
+        chain.tool.name(),
+        rules.as_deref(),
+    );
+    Retention::new(chain.extensions.get::<Owner>().as_deref(), scopes)
 }
 
 /// Runs the pre-execute policies in order; the first denial or refusal ends the call.
@@ -675,6 +745,34 @@ fn unknown_tool(table: &ToolTable, name: &str) -> FailureError {
             printable(name, MAX_ECHOED_NAME)
         ),
     )
+}
+
+/// Why the caller a dispatch carries may not call `tool`: the scopes it lacks. A dispatch
+/// without a caller is the host's own, and needs none.
+fn scope_refusal(tool: &CompiledTool, extensions: &StateMap) -> Option<FailureError> {
+    let caller = extensions.get::<Caller>()?;
+    let rules = extensions.get::<ScopeRules>();
+    let missing = missing_scopes(
+        &tool.definition.about().scopes,
+        tool.name(),
+        rules.as_deref(),
+        &caller,
+    );
+    (!missing.is_empty()).then(|| {
+        FailureError::new(
+            FailureKind::ScopeMissing,
+            format!(
+                "Tool `{}` was not run: the caller lacks the scope{} {} it needs.",
+                printable(tool.name(), MAX_ECHOED_NAME),
+                if missing.len() == 1 { "" } else { "s" },
+                missing
+                    .iter()
+                    .map(|scope| format!("`{}`", printable(scope, MAX_ECHOED_NAME)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        )
+    })
 }
 
 /// The failure of a call its tool does not take from this caller.

@@ -71,18 +71,27 @@ impl Snapshot {
     }
 
     /// Reads back an output the registry's [`ToolOutputStore`](crate::bound::ToolOutputStore)
-    /// retained when it bounded a result, by its (untrusted) handle: `Ok(None)` when there is
-    /// none of that name.
+    /// retained when it bounded a result, by its (untrusted) handle, for a reader who is
+    /// `owner` with `caller` (see [`Retention::admits`](crate::bound::Retention::admits)):
+    /// `Ok(None)` when there is none of that name, or the reader may not read it — the same
+    /// answer, so that a reader learns nothing of another's outputs.
     pub async fn read_retained(
         &self,
         handle: &str,
+        owner: Option<&crate::access::Owner>,
+        caller: Option<&crate::access::Caller>,
     ) -> Result<Option<String>, crate::bound::RetainError> {
-        match crate::panic::contain(|| self.stages.store.read(handle)).await {
-            Ok(read) => read,
-            Err(panic) => Err(crate::bound::RetainError(std::io::Error::other(format!(
-                "the output store panicked: {panic}"
-            )))),
-        }
+        let read = match crate::panic::contain(|| self.stages.store.read(handle)).await {
+            Ok(read) => read?,
+            Err(panic) => {
+                return Err(crate::bound::RetainError(std::io::Error::other(format!(
+                    "the output store panicked: {panic}"
+                ))));
+            }
+        };
+        Ok(read
+            .filter(|retained| retained.retention.admits(owner, caller))
+            .map(|retained| retained.text))
     }
 
     /// The same definitions, but every call fails with `TOOLS_DISABLED` and this reason: for a

@@ -208,11 +208,7 @@ impl ToolAbout {
 /// Why a tool's account of itself is refused at registration.
 pub(crate) fn check(about: &ToolAbout) -> Result<(), String> {
     for scope in &about.scopes {
-        let valid = !scope.is_empty()
-            && scope
-                .bytes()
-                .all(|byte| byte.is_ascii_graphic() && byte != b'"' && byte != b'\\');
-        if !valid {
+        if !crate::access::is_valid_scope(scope) {
             return Err(format!(
                 "its scope `{}` is not printable ASCII without spaces, `\"` or `\\`",
                 crate::text::printable(scope, 80)
