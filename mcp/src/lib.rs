@@ -29,12 +29,16 @@ pub use client::options::{BearerToken, ImportOptions};
 pub use client::progress::MAX_PROGRESS_MESSAGE;
 pub use client::shared::RemoteTool;
 #[cfg(feature = "http-server")]
+pub use http::connections::{MAX_CONNECTIONS, WRITE_TIMEOUT, raise_fd_limit};
+#[cfg(feature = "http-server")]
 pub use http::door::{
-    BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, MAX_BODY_BYTES, MAX_HEADER_BYTES, MAX_HEADERS,
-    SHUTDOWN_GRACE,
+    BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, HEAVY_BODY_VALUES, MAX_BODY_BYTES, MAX_HEADER_BYTES,
+    MAX_HEADERS, MAX_HEAVY_BODIES, SHUTDOWN_GRACE,
 };
 #[cfg(feature = "http-server")]
 pub use http::serve::{DEFAULT_HTTP_ADDR, HttpMode, MCP_PATH, RunningHttp};
+#[cfg(feature = "http-server")]
+pub use http::sessions::{MAX_SESSIONS, MAX_SESSIONS_PER_CALLER, SESSION_IDLE_TIMEOUT};
 pub use server::input::DEFAULT_REQUEST_STATE_TTL;
 #[cfg(feature = "object-store")]
 pub use server::object_outputs::{DEFAULT_OUTPUT_TTL, ObjectOutputStore};

@@ -94,6 +94,11 @@ impl Authorization {
         Ok(self)
     }
 
+    /// The resource: this endpoint's URL, as clients reach it and tokens name it.
+    pub(crate) fn resource(&self) -> &str {
+        &self.resource
+    }
+
     /// The scopes required here beyond those the tools declare.
     pub(crate) fn rules(&self) -> &Arc<ScopeRules> {
         &self.rules

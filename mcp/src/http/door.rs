@@ -1,14 +1,19 @@
 //! What a client may send the HTTP endpoint: a request's head and body, bounded in size and in
 //! time, and the body read within those bounds only when someone needs it (after the token is
-//! checked, when there is one to check).
+//! checked, when there is one to check). A body of many small values (a 4 MiB array of zeros
+//! decodes into some 200 MiB of JSON values) is heavy: at most [`MAX_HEAVY_BODIES`] of those
+//! are decoded and held at once, so that a burst of them cannot exhaust a small host.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::Request;
+use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
+use http_body_util::BodyExt as _;
+use tokio::sync::Semaphore;
 
 /// How long a client has to send a request's head (line and headers), from when the connection
 /// opened or its previous response ended; a connection that sends none in time is closed.
@@ -24,6 +29,49 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// How long stopping a server waits for the requests in flight (a client that stops reading
 /// its answer would hold it forever).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
+
+/// A body holding more JSON values than this is heavy: decoded, it takes some 100 bytes per
+/// value where its text took 2.
+pub const HEAVY_BODY_VALUES: usize = 64 * 1024;
+/// The most heavy bodies decoded and held at once; more wait their turn (within the body's
+/// time), each holding its place until its response has been sent.
+pub const MAX_HEAVY_BODIES: usize = 4;
+
+/// What the door keeps between requests: the room for heavy bodies.
+pub(crate) struct Door {
+    heavy: Arc<Semaphore>,
+}
+
+impl Door {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Self {
+            heavy: Arc::new(Semaphore::new(MAX_HEAVY_BODIES)),
+        })
+    }
+}
+
+/// About how many JSON values `body` holds: the structural characters outside strings (a
+/// bound on the values, read without decoding anything).
+pub(crate) fn count_values(body: &[u8]) -> usize {
+    let (mut values, mut in_string, mut escaped) = (1_usize, false, false);
+    for &byte in body {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match byte {
+                b'"' => in_string = true,
+                b',' | b'[' | b'{' => values += 1,
+                _ => {}
+            }
+        }
+    }
+    values
+}
 
 /// A request's body, whole, within [`BODY_READ_TIMEOUT`] and [`MAX_BODY_BYTES`]; otherwise the
 /// answer to send instead (`408`, `413`, or `400` for a body that broke off or is malformed).
@@ -49,14 +97,36 @@ pub(crate) async fn read_body(body: Body) -> Result<Bytes, Response> {
     }
 }
 
-/// Reads the body within its bounds before the endpoint sees the request.
-pub(crate) async fn bounded_body(request: Request, next: Next) -> Response {
+/// Reads the body within its bounds before the endpoint sees the request; a heavy one waits
+/// for room (within [`BODY_READ_TIMEOUT`], `503` past it) and holds it until its response has
+/// been sent.
+pub(crate) async fn bounded_body(
+    State(door): State<Arc<Door>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let (parts, body) = request.into_parts();
-    match read_body(body).await {
-        Ok(bytes) => {
-            next.run(Request::from_parts(parts, Body::from(bytes)))
-                .await
-        }
-        Err(refused) => refused,
+    let bytes = match read_body(body).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return refused,
+    };
+    if count_values(&bytes) <= HEAVY_BODY_VALUES {
+        return next
+            .run(Request::from_parts(parts, Body::from(bytes)))
+            .await;
     }
+    let room = tokio::time::timeout(BODY_READ_TIMEOUT, door.heavy.clone().acquire_owned()).await;
+    let Ok(Ok(room)) = room else {
+        return StatusCode::SERVICE_UNAVAILABLE.into_response();
+    };
+    let response = next
+        .run(Request::from_parts(parts, Body::from(bytes)))
+        .await;
+    // Held with the body: a streamed response keeps the decoded request alive until it ends.
+    response.map(|body| {
+        Body::new(body.map_frame(move |frame| {
+            let _held = &room;
+            frame
+        }))
+    })
 }

@@ -1,7 +1,6 @@
 //! rmcp's `ServerHandler` for the server: each request handed to the part that answers it.
 
 use std::borrow::Cow;
-use std::time::Duration;
 
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, CancelTaskParams, CompleteRequestMethod,
@@ -291,26 +290,8 @@ impl ServerHandler for McpServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         // A session of 2025-11-25: told of every change until it closes.
-        let mut changes = self.shared.changes.clone();
-        changes.mark_unchanged();
-        let peer = context.peer;
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    seen = changes.changed() => {
-                        if seen.is_err() || peer.notify_tool_list_changed().await.is_err() {
-                            return;
-                        }
-                    }
-                    // The peer has no "closed" future: look once a second.
-                    () = tokio::time::sleep(Duration::from_secs(1)) => {
-                        if peer.is_transport_closed() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
+        let shared = &self.shared;
+        shared.announcer.add(context.peer, &shared.changes);
     }
 }
 

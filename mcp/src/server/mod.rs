@@ -29,8 +29,10 @@
 //! - `input`: a body's requests for input; `tasks` and `task_store`: tasks and where they are
 //!   kept;
 //! - `resources`, `object_outputs`: retained outputs as resources, and kept in object storage;
+//! - `announce`: telling 2025-11-25 sessions that the tools changed;
 //! - `host`: the host's own rmcp handler; `stdio`: serving over stdin and stdout.
 
+mod announce;
 mod call;
 mod detach;
 mod drive;

@@ -9,6 +9,7 @@ use rmcp::model::{CacheScope, Implementation};
 use tokio::sync::watch;
 use toolprism::{ChangeListener, Registry};
 
+use super::announce::Announcer;
 use super::host::HostHandler;
 use super::input::RequestStates;
 use super::listing::ToolLists;
@@ -34,7 +35,7 @@ use super::tasks::{DEFAULT_TASK_TTL, Tasks};
 /// ```
 #[derive(Clone)]
 pub struct McpServer {
-    pub(super) shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
     /// What one connection (or HTTP session) set: clones share it, `for_session` does not.
     pub(super) session: Arc<Session>,
 }
@@ -44,17 +45,19 @@ pub struct McpServer {
 #[error("request state key: {0}")]
 pub struct RequestStateKeyError(String);
 
-pub(super) struct Shared {
+pub(crate) struct Shared {
     pub(super) registry: Registry,
-    pub(super) settings: Settings,
+    pub(crate) settings: Settings,
     lists: Mutex<Option<Arc<ToolLists>>>,
     pub(super) changes: watch::Receiver<u64>,
+    /// Tells 2025-11-25 sessions of each change.
+    pub(super) announcer: Arc<Announcer>,
     _listener: ChangeListener,
 }
 
 /// What the host chose for a server; the `with_` methods change one of them.
 #[derive(Clone)]
-pub(super) struct Settings {
+pub(crate) struct Settings {
     pub(super) implementation: Implementation,
     pub(super) instructions: Option<String>,
     /// Seals and opens the states of input-required results.
@@ -68,6 +71,14 @@ pub(super) struct Settings {
     /// What the HTTP endpoint asks of a request.
     #[cfg(feature = "auth")]
     pub(super) authorization: Option<Arc<crate::auth::authorization::Authorization>>,
+    /// The `Host` names (or `host:port`) the HTTP endpoint answers; `None` for loopback's
+    /// (and, with authorization, the resource's).
+    #[cfg(feature = "http-server")]
+    pub(crate) allowed_hosts: Option<Vec<String>>,
+    /// The host said, explicitly, that the HTTP endpoint may serve beyond loopback without
+    /// authorization.
+    #[cfg(feature = "http-server")]
+    pub(crate) unauthenticated: bool,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -98,12 +109,16 @@ impl McpServer {
                 )),
                 #[cfg(feature = "auth")]
                 authorization: None,
+                #[cfg(feature = "http-server")]
+                allowed_hosts: None,
+                #[cfg(feature = "http-server")]
+                unauthenticated: false,
             },
         )
     }
 
     /// The same server with one setting changed.
-    fn with_settings(self, change: impl FnOnce(&mut Settings)) -> Self {
+    pub(crate) fn with_settings(self, change: impl FnOnce(&mut Settings)) -> Self {
         let mut settings = self.shared.settings.clone();
         change(&mut settings);
         Self::build(self.shared.registry.clone(), settings)
@@ -244,6 +259,7 @@ impl McpServer {
                 settings,
                 lists: Mutex::new(None),
                 changes,
+                announcer: Arc::default(),
                 _listener: listener,
             }),
             session: Session::new(false),
