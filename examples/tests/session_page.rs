@@ -32,6 +32,8 @@ fn serve_page() -> String {
 fn tools(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_tools"))
         .current_dir(dir)
+        // The page is served on loopback.
+        .env("TOOLPRISM_FETCH_ALLOW", "127.0.0.1")
         .args(args)
         .output()
         .expect("the tools binary runs")

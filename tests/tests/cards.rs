@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolprism::prelude::*;
 use toolprism::present::{Card, present_call, present_result};
+use toolprism_examples::tools::web::FetchPolicy;
 use toolprism_examples::tools::{self, Workspace};
 use toolprism_tests::TempDir;
 
@@ -20,6 +21,8 @@ fn coding_registry(dir: &TempDir) -> Registry {
     dir.write("README.md", "# demo\n\nThe answer is 42.\n");
     let workspace = Workspace::new(dir.path()).unwrap();
     tools::register_all(Registry::builder(), &workspace)
+        // The pages are served on loopback.
+        .state(FetchPolicy::default().allow("127.0.0.1"))
         .build()
         .unwrap()
 }

@@ -9,6 +9,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolprism::error::codes;
 use toolprism::prelude::*;
 use toolprism::present::{Card, present_result};
+use toolprism_examples::tools::web::FetchPolicy;
 use toolprism_examples::tools::{self, Workspace, workspace::OUTSIDE_WORKSPACE};
 use toolprism_tests::{TempDir, code, text};
 
@@ -28,6 +29,8 @@ impl Fixture {
         dir.write("notes.txt", "alpha\nbeta\nalpha again\n");
         let workspace = Workspace::new(dir.path()).unwrap();
         let registry = tools::register_all(Registry::builder(), &workspace)
+            // The pages are served on loopback.
+            .state(FetchPolicy::default().allow("127.0.0.1"))
             .build()
             .unwrap();
         Self { dir, registry }
@@ -499,6 +502,80 @@ async fn web_fetch_returns_the_text_of_a_page() {
         .call("web_fetch", json!({"url": "http://127.0.0.1:1/"}))
         .await;
     assert_eq!(code(&closed), Some(codes::TOOL_FAILED));
+}
+
+#[tokio::test]
+async fn web_fetch_reaches_no_private_address_nor_follows_a_redirect_to_one() {
+    let dir = TempDir::new("tools-web-private");
+    let workspace = Workspace::new(dir.path()).unwrap();
+    let registry = |policy: FetchPolicy| {
+        tools::register_all(Registry::builder(), &workspace)
+            .state(policy)
+            .build()
+            .unwrap()
+    };
+    let fetch = |registry: Registry, url: String| async move {
+        registry
+            .dispatch(
+                ToolCall::new("c", "web_fetch", json!({"url": url})),
+                Surface::Direct,
+            )
+            .await
+    };
+    // By default: loopback by name and by number (IPv4, IPv6, IPv4 inside IPv6), the cloud
+    // metadata address, private and unspecified ones — refused before any connection.
+    for url in [
+        "http://127.0.0.1:9/",
+        "http://localhost:9/",
+        "http://[::1]:9/",
+        "http://[::ffff:127.0.0.1]:9/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://10.0.0.1/",
+        "http://192.168.0.1/",
+        "http://0.0.0.0:9/",
+    ] {
+        let outcome = fetch(registry(FetchPolicy::default()), url.to_owned()).await;
+        assert_eq!(code(&outcome), Some("FORBIDDEN_ADDRESS"), "{url}");
+    }
+    // A host let through that redirects to one that is not: the redirect is checked too.
+    let secret = serve(200, "secret").await;
+    let hop = serve_redirect(&secret).await;
+    let hop_host = hop
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let refused = fetch(
+        registry(FetchPolicy::default().allow(hop_host.clone())),
+        hop.clone(),
+    )
+    .await;
+    assert_eq!(code(&refused), Some("FORBIDDEN_ADDRESS"));
+    let message = &refused.error().unwrap().message;
+    assert!(message.contains("127.0.0.1"), "{message}");
+    // Both let through: followed to the page.
+    let hop = serve_redirect(&serve(200, "secret").await).await;
+    let hop_host = hop
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .to_owned();
+    let policy = FetchPolicy::default().allow(hop_host).allow("127.0.0.1");
+    let followed = fetch(registry(policy), hop).await;
+    assert_eq!(value(&followed)["text"], json!("secret"));
+}
+
+/// A server that answers one request with a redirect to `to`.
+async fn serve_redirect(to: &str) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let to = to.to_owned();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut request = vec![0; 4096];
+        let _ = socket.read(&mut request).await;
+        let response = format!("HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\n\r\n");
+        socket.write_all(response.as_bytes()).await.unwrap();
+    });
+    format!("http://{address}/")
 }
 
 async fn serve(status: u16, body: &'static str) -> String {

@@ -19,6 +19,7 @@ use toolprism::present::present_result;
 use toolprism::session::{LogOptions, SessionLog};
 use toolprism_codemode::CodeMode;
 use toolprism_examples::terminal::{self, shorten};
+use toolprism_examples::tools::web::FetchPolicy;
 use toolprism_examples::tools::{self, Workspace};
 
 /// What a model writes for Code Mode: tools called as functions, their values used as data.
@@ -60,7 +61,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(root.join("target/ignored.rs"), "fn answer() {}\n")?;
 
     let workspace = Workspace::new(&root)?.with_readable(&store_dir)?;
+    let page = serve_page().await?;
+    // The page is served on loopback, which `web_fetch` reaches only when told it may.
+    let page_host = page
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap_or_default()
+        .to_owned();
     let registry = tools::register_all(Registry::builder(), &workspace)
+        .state(FetchPolicy::default().allow(page_host))
         .pre_execute(no_destruction)
         .limits(BoundLimits::new(40, 4 * 1024))
         .output_store(FsOutputStore::new(&store_dir))
@@ -68,7 +78,6 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     CodeMode::new().register(&registry)?;
     let log_path = base.join("session.jsonl");
     let (log, _) = SessionLog::open(&log_path, LogOptions::default())?;
-    let page = serve_page().await?;
 
     let mut script: Vec<(&str, Value)> = vec![
         (

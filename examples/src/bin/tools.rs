@@ -6,12 +6,26 @@
 //! cargo run -p toolprism-examples --bin tools -- call read '{"path": "README.md", "limit": 3}'
 //! cargo run -p toolprism-examples --bin tools -- view /tmp/toolprism-demo-*/session.jsonl
 //! ```
+//!
+//! `web_fetch` reaches no loopback, private or link-local address; `TOOLPRISM_FETCH_ALLOW`
+//! (hosts, `host` or `host:port`, separated by commas) lets the ones named through.
 
 use std::process::ExitCode;
 
 use toolprism::Registry;
 use toolprism_codemode::CodeMode;
+use toolprism_examples::tools::web::FetchPolicy;
 use toolprism_examples::tools::{self, Workspace};
+
+/// The hosts `TOOLPRISM_FETCH_ALLOW` lets `web_fetch` reach whatever their addresses.
+fn fetch_policy() -> FetchPolicy {
+    let allowed = std::env::var("TOOLPRISM_FETCH_ALLOW").unwrap_or_default();
+    allowed
+        .split(',')
+        .map(str::trim)
+        .filter(|host| !host.is_empty())
+        .fold(FetchPolicy::default(), FetchPolicy::allow)
+}
 
 fn main() -> ExitCode {
     let registry = std::env::current_dir()
@@ -19,6 +33,7 @@ fn main() -> ExitCode {
         .map_err(|error| format!("the current directory cannot be the workspace: {error}"))
         .and_then(|workspace| {
             tools::register_all(Registry::builder(), &workspace)
+                .state(fetch_policy())
                 .build()
                 .map_err(|error| error.to_string())
         });

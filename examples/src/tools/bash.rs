@@ -75,6 +75,7 @@ fn is_zero(value: &u64) -> bool {
     title = "Run command",
     destructive,
     open_world,
+    scopes = ["shell:run"],
     examples = [r#"{"command": "cargo test"}"#, r#"{"command": "ls -la", "timeout_ms": 5000}"#]
 )]
 pub async fn bash(

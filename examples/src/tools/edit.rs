@@ -66,6 +66,7 @@ pub struct EditValue {
     title = "Edit file",
     destructive,
     open_world = false,
+    scopes = ["files:write"],
     examples = [r#"{"path": "src/lib.rs", "old_string": "fn old()", "new_string": "fn new()"}"#]
 )]
 pub async fn edit(

@@ -57,6 +57,7 @@ pub struct WriteValue {
     destructive,
     idempotent,
     open_world = false,
+    scopes = ["files:write"],
     examples = [r##"{"path": "notes/plan.md", "content": "# Plan\n"}"##]
 )]
 pub async fn write(
