@@ -9,6 +9,7 @@ use serde_json::json;
 use toolprism::lower::Provider;
 use toolprism::turn::{AssistantTurn, ReadLimits, StreamReader, TurnPart, read_response};
 
+use crate::out::outln;
 use crate::visible::visible_json;
 use crate::{error, exit};
 
@@ -56,7 +57,7 @@ pub(crate) fn calls(provider: ProviderArg, stream: bool, source: &str) -> u8 {
     match read {
         Ok(turn) => {
             for line in lines(&turn) {
-                println!("{}", visible_json(&line));
+                outln!("{}", visible_json(&line));
             }
             exit::OK
         }

@@ -11,6 +11,7 @@ pub mod ask;
 mod calls;
 pub mod exit;
 pub mod html;
+mod out;
 mod summary;
 pub mod terminal;
 pub mod visible;
@@ -29,6 +30,7 @@ use toolprism::present::present_result;
 use toolprism::session::{LogContents, LogOptions, SessionLog, replay};
 use toolprism::{Registry, Surface, ToolCall, ToolOutcome};
 
+use crate::out::{out, outln};
 use crate::visible::{visible, visible_json};
 
 /// The command line of a tool set.
@@ -247,7 +249,7 @@ fn list(registry: &Registry, style: Style) -> u8 {
             None => summary,
         };
         let hints = summary::hints(about);
-        println!(
+        outln!(
             "{}  {:<81}  {}{}",
             style.bold(&format!("{:width$}", tool.name())),
             visible(&terminal::shorten(&summary, 80)),
@@ -303,7 +305,7 @@ fn schema(registry: &Registry, tool: &str, dialect: Option<Dialect>) -> u8 {
             }
         }
     };
-    println!(
+    outln!(
         "{}",
         visible_json(&serde_json::to_string_pretty(&shown).unwrap_or_default())
     );
@@ -429,7 +431,7 @@ async fn call(
     }
     let code = exit::of(&outcome);
     if how.json {
-        println!("{}", visible_json(&one_line(&outcome)));
+        outln!("{}", visible_json(&one_line(&outcome)));
     } else if how.nested {
         show_nested(&outcome, style);
     } else {
@@ -507,8 +509,8 @@ fn one_line(outcome: &ToolOutcome) -> String {
 }
 
 fn show_direct(tool: &str, args: &Value, outcome: &ToolOutcome, style: Style) {
-    println!("{}", style.bold("model sees:"));
-    print!("{}", terminal::content(outcome.content(), usize::MAX));
+    outln!("{}", style.bold("model sees:"));
+    out!("{}", terminal::content(outcome.content(), usize::MAX));
     show_value_or_error(outcome, style);
     let card = present_result(
         tool,
@@ -517,8 +519,8 @@ fn show_direct(tool: &str, args: &Value, outcome: &ToolOutcome, style: Style) {
         outcome.is_error(),
         outcome.meta(),
     );
-    println!("{}", style.bold("card:"));
-    println!("  {}", terminal::card(&card).replace('\n', "\n  "));
+    outln!("{}", style.bold("card:"));
+    outln!("  {}", terminal::card(&card).replace('\n', "\n  "));
 }
 
 fn show_nested(outcome: &ToolOutcome, style: Style) {
@@ -527,14 +529,14 @@ fn show_nested(outcome: &ToolOutcome, style: Style) {
 
 fn show_value_or_error(outcome: &ToolOutcome, style: Style) {
     if let Some(value) = outcome.value() {
-        println!("{}", style.bold("value:"));
+        outln!("{}", style.bold("value:"));
         let pretty = serde_json::to_string_pretty(value.as_value()).unwrap_or_default();
-        println!("  {}", visible_json(&pretty).replace('\n', "\n  "));
+        outln!("  {}", visible_json(&pretty).replace('\n', "\n  "));
     }
     if let Some(error) = outcome.error() {
         let code = visible(error.code().unwrap_or("-"));
-        println!("{}", style.red(&format!("error ({code}):")));
-        println!("  {}", visible(&error.message).replace('\n', "\n  "));
+        outln!("{}", style.red(&format!("error ({code}):")));
+        outln!("  {}", visible(&error.message).replace('\n', "\n  "));
     }
 }
 
@@ -550,7 +552,7 @@ async fn serve(registry: Registry, http: Option<std::net::SocketAddr>) -> u8 {
         Some(addr) => match server.serve_http(addr, HttpMode::Sessions).await {
             Ok(running) => {
                 // Scripts and tests read the address from this line.
-                println!("listening on {}", running.url());
+                outln!("listening on {}", running.url());
                 let _ = std::io::Write::flush(&mut std::io::stdout());
                 running.wait().await.map_err(|error| error.to_string())
             }
@@ -579,20 +581,20 @@ fn replay_log(path: &std::path::Path, style: Style) -> u8 {
         Err(code) => return code,
     };
     for problem in &contents.problems {
-        println!("{}", style.red(&visible(&format!("! {problem:?}"))));
+        outln!("{}", style.red(&visible(&format!("! {problem:?}"))));
     }
     for call in replay(&contents.events) {
-        println!("{} {}", style.bold("▶"), terminal::card(&call.call_card));
+        outln!("{} {}", style.bold("▶"), terminal::card(&call.call_card));
         for nested in &call.nested {
             let status = if nested.is_error { "failed" } else { "ok" };
-            println!("  ↳ nested {} ({status})", visible(&nested.name));
+            outln!("  ↳ nested {} ({status})", visible(&nested.name));
         }
         match &call.result {
             Some(result) => {
-                print!("{}", terminal::content(&result.content, 8));
-                println!("  {}\n", terminal::card(&result.card).replace('\n', "\n  "));
+                out!("{}", terminal::content(&result.content, 8));
+                outln!("  {}\n", terminal::card(&result.card).replace('\n', "\n  "));
             }
-            None => println!("  (no result: the session ended during this call)\n"),
+            None => outln!("  (no result: the session ended during this call)\n"),
         }
     }
     exit::OK
@@ -611,7 +613,7 @@ fn view(path: &std::path::Path, output: Option<PathBuf>) -> u8 {
     let output = output.unwrap_or_else(|| path.with_extension("html"));
     match std::fs::write(&output, page) {
         Ok(()) => {
-            println!("{}", output.display());
+            outln!("{}", output.display());
             exit::OK
         }
         Err(problem) => error(

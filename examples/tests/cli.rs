@@ -437,3 +437,57 @@ fn calls_prints_what_toolprism_reads_of_a_response_or_a_stream() {
     assert_eq!(status(&output), exit::UNREADABLE);
     assert!(String::from_utf8_lossy(&output.stderr).contains("has no `choices`"));
 }
+
+#[test]
+fn every_binary_prints_its_usage_for_help() {
+    for (name, binary) in [
+        ("tools", env!("CARGO_BIN_EXE_tools")),
+        ("mcp_server", env!("CARGO_BIN_EXE_mcp_server")),
+        ("mcp_client", env!("CARGO_BIN_EXE_mcp_client")),
+        (
+            "mcp_conformance_server",
+            env!("CARGO_BIN_EXE_mcp_conformance_server"),
+        ),
+        ("agent", env!("CARGO_BIN_EXE_agent")),
+        ("demo", env!("CARGO_BIN_EXE_demo")),
+        ("policies", env!("CARGO_BIN_EXE_policies")),
+        ("quickstart", env!("CARGO_BIN_EXE_quickstart")),
+        ("bound_memory", env!("CARGO_BIN_EXE_bound_memory")),
+    ] {
+        let output = Command::new(binary)
+            .arg("--help")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let text = stdout(&output);
+        assert!(output.status.success(), "{name}: {output:?}");
+        assert!(
+            text.starts_with(&format!("Usage: {name}"))
+                || (name == "tools" && text.contains("Usage: tools")),
+            "{name}: {text}"
+        );
+    }
+}
+
+#[test]
+fn a_reader_that_closes_the_pipe_ends_the_command_quietly() {
+    let dir = workspace();
+    // Far more than a pipe holds (64 KiB): the command is still writing when the reader goes.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tools"))
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .args(["call", "bash", r#"{"command": "seq 1 200000"}"#])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap();
+    assert!(!first.is_empty());
+    let output = child.wait_with_output().unwrap();
+    let errors = String::from_utf8_lossy(&output.stderr);
+    assert!(!errors.contains("panicked"), "{errors}");
+    assert_eq!(output.status.code(), Some(0), "{errors}");
+}

@@ -94,8 +94,27 @@ fn settings() -> Result<Settings, String> {
     Ok(settings)
 }
 
+/// What `--help` prints.
+const USAGE: &str = "\
+Usage: agent [--root DIR] [--max-steps N] PROMPT
+
+The coding tools in a loop with a model over HTTP, streamed, until the model answers without
+calling a tool.
+
+Environment:
+  TOOLPRISM_PROVIDER   openai-chat, openai-responses, anthropic or gemini
+  TOOLPRISM_BASE_URL   the API's base URL (default: the provider's own)
+  TOOLPRISM_API_KEY    the key
+  TOOLPRISM_MODEL      the model
+
+Options:
+  --root DIR       the workspace the tools may touch (default: the current directory)
+  --max-steps N    the most model turns (default 10)
+";
+
 #[tokio::main]
 async fn main() -> ExitCode {
+    toolprism_examples::help_if_asked(USAGE);
     let settings = match settings() {
         Ok(settings) => settings,
         Err(message) => {

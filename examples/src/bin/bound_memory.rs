@@ -11,7 +11,16 @@ use std::time::Instant;
 
 use toolprism::bound::{BoundLimits, FsOutputStore, Retention, plan_cut, preview};
 
+/// What `--help` prints.
+const USAGE: &str = "\
+Usage: bound_memory [MEGABYTES]
+
+Bounds one text of MEGABYTES (default 100) as the pipeline does, so that its peak memory can
+be measured: /usr/bin/time -v target/release/bound_memory 100
+";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    toolprism_examples::help_if_asked(USAGE);
     let megabytes: usize = std::env::args().nth(1).map_or(Ok(100), |arg| arg.parse())?;
     let mut text = String::with_capacity(megabytes * 1_000_000 + 200);
     let mut n = 0_u64;

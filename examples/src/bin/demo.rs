@@ -43,8 +43,19 @@ fn no_destruction(call: &ExecuteCall) -> PreDecision {
     }
 }
 
+/// What `--help` prints.
+const USAGE: &str = "\
+Usage: demo
+
+A scripted coding session over a temporary workspace that calls every tool and prints, per
+call, what the model sees, the value programs get and the card a UI shows. No network, no API
+key. The session is logged; `tools replay LOG` replays it and `tools view LOG` writes it as a
+page.
+";
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    toolprism_examples::help_if_asked(USAGE);
     let base = std::env::temp_dir().join(format!("toolprism-demo-{}", std::process::id()));
     let (root, store_dir) = (base.join("workspace"), base.join("tool-output"));
     std::fs::create_dir_all(root.join("src"))?;

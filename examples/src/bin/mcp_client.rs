@@ -61,8 +61,23 @@ impl Answerer for AcceptDefaults {
     }
 }
 
+/// What `--help` prints.
+const USAGE: &str = "\
+Usage: mcp_client [--oauth] [--client-metadata-url URL] [--call TOOL [ARGS_JSON]] URL
+
+Imports the tools of the MCP server at URL, prints one JSON line per tool, and with --call
+calls one through the pipeline and prints its outcome.
+
+Options:
+  --oauth                      authorize when the server answers 401 (OAuth 2.1, PKCE)
+  --client-metadata-url URL    the client's metadata document, where the server takes one
+  --call TOOL [ARGS_JSON]      call TOOL with these arguments (default {})
+  -h, --help                   print this
+";
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    toolprism_examples::help_if_asked(USAGE);
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     let url = args.pop().ok_or(
         "usage: mcp_client [--oauth] [--client-metadata-url URL] [--call TOOL [ARGS_JSON]] URL",

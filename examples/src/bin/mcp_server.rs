@@ -3,13 +3,18 @@
 //! ```text
 //! cargo run -p toolprism-examples --bin mcp_server -- [--root DIR] [--http [ADDR]] [--stateless]
 //!     [--max-lines N] [--max-bytes N] [--output-dir DIR | --store s3://BUCKET[/PREFIX]]
-//!     [--state-key-file FILE] [--demo]
-//!     [--issuer URL --resource URL [--scope TOOL=SCOPE]...]
+//!     [--state-key-file FILE] [--demo] [--allowed-host HOST]... [--fetch-allow HOST]...
+//!     [--issuer URL --resource URL [--scope TOOL=SCOPE]... | --allow-unauthenticated]
 //! ```
 //!
 //! - `--root`: the workspace the file tools are confined to (default: the current directory);
 //! - `--http`: serve at `http://ADDR/mcp` (default `127.0.0.1:8765`, loopback only) instead of
-//!   stdio; `--stateless` keeps no sessions, for replicas behind a load balancer;
+//!   stdio; `--stateless` keeps no sessions, for replicas behind a load balancer. An address
+//!   beyond loopback needs `--issuer`/`--resource`, or `--allow-unauthenticated`, which lets
+//!   anyone who reaches it run every tool;
+//! - `--allowed-host`: a `Host` the endpoint answers (`name` or `name:port`), instead of
+//!   loopback's and the resource's; against DNS rebinding, not access control;
+//! - `--fetch-allow`: a host `web_fetch` may reach although it is loopback or private;
 //! - `--max-lines`, `--max-bytes`: bound what the model sees; the rest is retained under
 //!   `--output-dir` and readable as a `toolprism://output/…` resource;
 //! - `--store s3://BUCKET/PREFIX`: retained output and task records kept in S3 instead, so that
@@ -20,7 +25,9 @@
 //!   a call waiting for input, the same for every replica so that any of them resumes it;
 //! - `--issuer`, `--resource`: over HTTP, an OAuth 2.1 resource server: every request needs a
 //!   JWT access token of the issuer for the resource (this endpoint's URL as clients reach
-//!   it); `--scope write=files:write` makes a tool need a scope too;
+//!   it). The tools that act on the machine need their scopes (`bash` `shell:run`, `write` and
+//!   `edit` `files:write`, `web_fetch` `web:fetch`); `--scope read=files:read` makes a tool
+//!   need one more (a tool the server lacks is refused at start);
 //! - `--demo`: adds `count_to`, which reports progress and returns a bare integer, and
 //!   `greet`, which asks the user a form (elicitation) before it answers, as a task for a
 //!   client that takes tasks.
@@ -32,6 +39,7 @@ use std::sync::Arc;
 use toolprism::ask::Elicited;
 use toolprism::bound::{BoundLimits, FsOutputStore};
 use toolprism::prelude::*;
+use toolprism_examples::tools::web::FetchPolicy;
 use toolprism_examples::tools::{Workspace, register_all};
 use toolprism_mcp::{
     Authorization, DEFAULT_HTTP_ADDR, DEFAULT_REQUEST_STATE_TTL, DEFAULT_TASK_TTL, HttpMode,
@@ -90,6 +98,9 @@ struct Options {
     resource: Option<String>,
     /// (tool, scope) pairs.
     scopes: Vec<(String, String)>,
+    allowed_hosts: Vec<String>,
+    fetch_allow: Vec<String>,
+    allow_unauthenticated: bool,
 }
 
 fn parse() -> Result<Options, String> {
@@ -105,6 +116,9 @@ fn parse() -> Result<Options, String> {
         issuer: None,
         resource: None,
         scopes: Vec::new(),
+        allowed_hosts: Vec::new(),
+        fetch_allow: Vec::new(),
+        allow_unauthenticated: false,
     };
     let mut args = std::env::args().skip(1).peekable();
     while let Some(arg) = args.next() {
@@ -147,17 +161,56 @@ fn parse() -> Result<Options, String> {
                     .ok_or(format!("--scope {pair}: expected TOOL=SCOPE"))?;
                 options.scopes.push((tool.to_owned(), scope.to_owned()));
             }
-            other => return Err(format!("unknown argument `{other}`")),
+            "--allowed-host" => options.allowed_hosts.push(value("--allowed-host")?),
+            "--fetch-allow" => options.fetch_allow.push(value("--fetch-allow")?),
+            "--allow-unauthenticated" => options.allow_unauthenticated = true,
+            other => return Err(format!("unknown argument `{other}` (see --help)")),
         }
     }
     Ok(options)
 }
 
+/// What `--help` prints.
+const USAGE: &str = "\
+Usage: mcp_server [OPTIONS]
+
+The coding tools as an MCP server, over stdio (the default) or streamable HTTP.
+
+Options:
+  --root DIR                  the workspace the file tools are confined to (default: .)
+  --http [ADDR]               serve at http://ADDR/mcp (default 127.0.0.1:8765) instead of stdio
+  --stateless                 keep no sessions (replicas behind a load balancer)
+  --max-lines N, --max-bytes N
+                              bound what the model sees; the rest is retained
+  --output-dir DIR            where retained output is kept
+  --store s3://BUCKET[/PREFIX]
+                              retained output and tasks in S3 (AWS_* environment)
+  --state-key-file FILE       the key sealing calls that wait for input (>= 32 bytes)
+  --demo                      add count_to and greet
+  --issuer URL --resource URL
+                              an OAuth 2.1 resource server: JWTs of URL for the resource
+  --scope TOOL=SCOPE          TOOL needs SCOPE too (bash, write, edit, web_fetch need theirs)
+  --allowed-host HOST         a Host header the endpoint answers (not access control)
+  --fetch-allow HOST          a loopback or private host web_fetch may reach
+  --allow-unauthenticated     serve beyond loopback without authorization: anyone who
+                              reaches the address may run every tool
+  -h, --help                  print this
+";
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    toolprism_examples::help_if_asked(USAGE);
     let options = parse()?;
     let workspace = Workspace::new(&options.root)?;
-    let mut builder = register_all(Registry::builder(), &workspace).limits(options.limits);
+    let fetch = options
+        .fetch_allow
+        .iter()
+        .fold(FetchPolicy::default(), |policy, host| {
+            policy.allow(host.clone())
+        });
+    let mut builder = register_all(Registry::builder(), &workspace)
+        .state(fetch)
+        .limits(options.limits);
     let s3 = options.store.as_deref().map(s3_bucket).transpose()?;
     builder = match (&s3, options.output_dir) {
         (Some(_), Some(_)) => return Err("--store and --output-dir are either or".into()),
@@ -190,8 +243,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             server = server.with_authorization(authorization)?;
         }
+        (None, None) if !options.scopes.is_empty() => {
+            return Err("--scope needs --issuer and --resource".into());
+        }
         (None, None) => {}
         _ => return Err("--issuer and --resource go together".into()),
+    }
+    if !options.allowed_hosts.is_empty() {
+        server = server.with_allowed_hosts(options.allowed_hosts.clone());
+    }
+    if options.allow_unauthenticated {
+        server = server.allow_unauthenticated_network_access();
     }
     match options.http {
         None => server.serve_stdio().await?,

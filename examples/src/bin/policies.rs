@@ -64,7 +64,16 @@ struct AuditRecord {
     error_code: Option<String>,
 }
 
+/// What `--help` prints.
+const USAGE: &str = "\
+Usage: policies
+
+A redaction policy and an audit wrapper around one tool, called directly and as a program
+would; prints each outcome and the audit line.
+";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    toolprism_examples::help_if_asked(USAGE);
     let audit_log: Arc<Mutex<Vec<AuditRecord>>> = Arc::default();
     let log = audit_log.clone();
     let audit = move |call: ExecuteCall, next: Next| {

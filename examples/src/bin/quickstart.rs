@@ -111,7 +111,16 @@ fn shout() -> ToolDef {
         .build()
 }
 
+/// What `--help` prints.
+const USAGE: &str = "\
+Usage: quickstart
+
+A few tools of each kind and sample calls, good and bad, each printed as one JSON line
+{\"call\": ..., \"outcome\": ...}.
+";
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    toolprism_examples::help_if_asked(USAGE);
     let root = std::env::temp_dir().join(format!("toolprism-quickstart-{}", std::process::id()));
     std::fs::create_dir_all(&root)?;
     std::fs::write(root.join("hello.txt"), "Hello,\nworld!\n")?;

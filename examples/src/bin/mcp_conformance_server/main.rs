@@ -621,8 +621,17 @@ fn parse() -> Result<SocketAddr, String> {
     Ok(addr)
 }
 
+/// What `--help` prints.
+const USAGE: &str = "\
+Usage: mcp_conformance_server [--http ADDR]
+
+The MCP conformance suite's fixture server, as toolprism tools: serves at http://ADDR/mcp
+(default 127.0.0.1:8765; port 0 for any free port) and prints that URL as its first line.
+";
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    toolprism_examples::help_if_asked(USAGE);
     let addr = parse()?;
     let registry = registry()?;
     SERVED.get_or_init(|| registry.clone());
