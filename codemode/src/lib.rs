@@ -39,7 +39,8 @@ mod pool;
 #[cfg(feature = "typescript")]
 mod typescript;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -137,11 +138,12 @@ impl CodeMode {
     /// only programs may call is declared here and offered to the model nowhere else.
     pub fn tool<'a>(&self, tools: impl IntoIterator<Item = &'a AdvertisedTool>) -> ToolDef {
         let own = self.name.clone();
-        let declared = declarations(
-            tools
-                .into_iter()
-                .filter(|tool| tool.name() != own && tool.about().callers.programs()),
-        );
+        let callable: Vec<AdvertisedTool> = tools
+            .into_iter()
+            .filter(|tool| tool.name() != own && tool.about().callers.programs())
+            .cloned()
+            .collect();
+        let declared = declarations(&callable);
         let limits = self.limits;
         let runs = self.runs.clone();
         ToolDef::builder(self.name.clone())
@@ -153,6 +155,7 @@ impl CodeMode {
             })
             .render(|_, value: &RunCodeValue| render(value))
             .build()
+            .with_description_for_callers(described_for(callable))
             .with_title("Run a program")
             // The model writes programs; a program does not start another.
             .with_callers(toolprism::tool::Callers::Direct)
@@ -164,6 +167,35 @@ impl CodeMode {
     pub fn register(&self, registry: &Registry) -> Result<(), RegistrationError> {
         let snapshot = registry.snapshot();
         registry.register(self.tool(snapshot.definitions()))
+    }
+}
+
+/// `run_code`'s description for each caller: the declarations of only the tools that caller
+/// may call (a program's `tools` holds no other), kept per set of tools.
+fn described_for(
+    callable: Vec<AdvertisedTool>,
+) -> impl Fn(&dyn Fn(&str) -> bool) -> String + Send + Sync + 'static {
+    /// Sets of tools kept; past it, the kept ones are forgotten.
+    const KEPT: usize = 64;
+    let kept: Mutex<HashMap<Vec<bool>, String>> = Mutex::default();
+    move |may_call| {
+        let allowed: Vec<bool> = callable.iter().map(|tool| may_call(tool.name())).collect();
+        let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(described) = kept.get(&allowed) {
+            return described.clone();
+        }
+        let declared = declarations(
+            callable
+                .iter()
+                .zip(&allowed)
+                .filter_map(|(tool, allowed)| allowed.then_some(tool)),
+        );
+        let described = description(&declared);
+        if kept.len() >= KEPT {
+            kept.clear();
+        }
+        kept.insert(allowed, described.clone());
+        described
     }
 }
 

@@ -318,27 +318,35 @@ impl McpServer {
     }
 
     /// The tools of a listing the request's caller may call: all of them, unless the request
-    /// carries a caller lacking a tool's scopes.
+    /// carries a caller lacking a tool's scopes. A tool described by what its caller may call
+    /// (Code Mode's `run_code`) gets that caller's description.
     fn callable(&self, tools: &[Tool], context: &RequestContext<RoleServer>) -> Vec<Tool> {
         let Some(caller) = Requester::of(context).caller else {
             return tools.to_vec();
         };
         let rules = self.scope_rules();
         let snapshot = self.shared.registry.snapshot();
+        let may_call = |name: &str, by_program: bool| {
+            snapshot.definition(name).is_some_and(|definition| {
+                (!by_program || definition.about().callers.programs())
+                    && missing_scopes(&definition.about().scopes, name, rules.as_deref(), &caller)
+                        .is_empty()
+            })
+        };
         tools
             .iter()
-            .filter(|tool| {
-                snapshot.definition(&tool.name).is_some_and(|definition| {
-                    missing_scopes(
-                        &definition.about().scopes,
-                        &tool.name,
-                        rules.as_deref(),
-                        &caller,
-                    )
-                    .is_empty()
-                })
+            .filter(|tool| may_call(&tool.name, false))
+            .map(|tool| {
+                let mut tool = tool.clone();
+                if let Some(definition) = snapshot
+                    .definition(&tool.name)
+                    .filter(|definition| definition.described_for_callers())
+                {
+                    let described = definition.description_for(&|name| may_call(name, true));
+                    tool.description = Some(described.into_owned().into());
+                }
+                tool
             })
-            .cloned()
             .collect()
     }
 }

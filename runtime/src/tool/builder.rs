@@ -611,5 +611,6 @@ fn finish(
         limits: None,
         required_state,
         about: super::ToolAbout::default(),
+        described_for: None,
     }
 }

@@ -13,7 +13,7 @@ use crate::depth::{check_depth, dispose_checked};
 use crate::schema::{Compiled, Plan, SchemaError, SchemaRole, compile, describe_violations};
 use crate::text::printable;
 
-use super::{Callers, Handler, RequiredState, ToolAbout, ToolDef};
+use super::{CallerDescription, Callers, Handler, RequiredState, ToolAbout, ToolDef};
 
 /// The longest tool name providers accept.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
@@ -156,6 +156,9 @@ pub struct AdvertisedTool {
     /// What the tool says about itself.
     #[serde(skip)]
     about: Arc<ToolAbout>,
+    /// Its description for a caller, when it depends on what that caller may call.
+    #[serde(skip)]
+    described_for: Option<CallerDescription>,
 }
 
 impl AdvertisedTool {
@@ -209,6 +212,20 @@ impl AdvertisedTool {
     /// callers.
     pub fn about(&self) -> &ToolAbout {
         &self.about
+    }
+
+    /// Its description for a caller who may call the tools `may_call` says yes to: the one
+    /// [`ToolDef::with_description_for_callers`] makes, else the registered one.
+    pub fn description_for(&self, may_call: &dyn Fn(&str) -> bool) -> std::borrow::Cow<'_, str> {
+        match &self.described_for {
+            Some(describe) => std::borrow::Cow::Owned(describe.describe(may_call)),
+            None => std::borrow::Cow::Borrowed(&self.description),
+        }
+    }
+
+    /// Whether its description depends on the caller.
+    pub fn described_for_callers(&self) -> bool {
+        self.described_for.is_some()
     }
 
     pub(crate) fn shared_name(&self) -> Arc<str> {
@@ -268,6 +285,7 @@ impl CompiledTool {
                     output_is_object: is_object_rooted(&output_schema),
                     output_schema: Arc::new(output_schema),
                     about: Arc::new(def.about.clone()),
+                    described_for: def.described_for.clone(),
                 },
                 input: input.validator,
                 input_plan: input.plan,

@@ -77,6 +77,35 @@ pub struct ToolDef {
     pub(crate) required_state: Vec<RequiredState>,
     /// What the tool says about itself, checked at registration.
     pub(crate) about: ToolAbout,
+    /// Its description for a caller, when it depends on what that caller may call.
+    pub(crate) described_for: Option<CallerDescription>,
+}
+
+/// A description that depends on which tools the caller may call: Code Mode's `run_code`
+/// declares only those ([`ToolDef::with_description_for_callers`]).
+#[derive(Clone)]
+pub struct CallerDescription(Arc<Describe>);
+
+/// What describes a tool to a caller, given a test of whether the caller may call a tool.
+type Describe = dyn Fn(&dyn Fn(&str) -> bool) -> String + Send + Sync;
+
+impl CallerDescription {
+    /// The description for a caller who may call the tools `may_call` says yes to.
+    pub fn describe(&self, may_call: &dyn Fn(&str) -> bool) -> String {
+        (self.0)(may_call)
+    }
+}
+
+impl fmt::Debug for CallerDescription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CallerDescription(…)")
+    }
+}
+
+impl PartialEq for CallerDescription {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
 }
 
 /// A type of host state a tool needs ([`State<T>`](crate::context::State)).
@@ -298,6 +327,20 @@ impl ToolDef {
     #[must_use]
     pub fn with_namespace(mut self, namespace: Namespace) -> Self {
         self.about.namespace = Some(namespace);
+        self
+    }
+
+    /// Describes the tool to each caller by what that caller may call: `describe` is given a
+    /// test of whether the caller may call a tool (by name), and returns the description that
+    /// caller is shown in place of the registered one (which the host's own listings keep).
+    /// For a tool that lists other tools, such as Code Mode's `run_code`, so that a caller is
+    /// never told of a tool it may not call.
+    #[must_use]
+    pub fn with_description_for_callers(
+        mut self,
+        describe: impl Fn(&dyn Fn(&str) -> bool) -> String + Send + Sync + 'static,
+    ) -> Self {
+        self.described_for = Some(CallerDescription(Arc::new(describe)));
         self
     }
 

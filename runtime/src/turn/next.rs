@@ -21,6 +21,9 @@ pub struct RunOptions {
     /// A session log every call and its result go to, cut-off calls included (as the text
     /// they were).
     pub log: Option<SessionLog>,
+    /// What every call is dispatched with: the caller it runs for (whose scopes are checked
+    /// as for any call), the owner of what it retains, an answerer, a progress sink.
+    pub dispatch: DispatchOptions,
 }
 
 impl Default for RunOptions {
@@ -28,6 +31,7 @@ impl Default for RunOptions {
         Self {
             max_concurrent: 8,
             log: None,
+            dispatch: DispatchOptions::default(),
         }
     }
 }
@@ -44,6 +48,14 @@ impl RunOptions {
     #[must_use]
     pub fn log(mut self, log: SessionLog) -> Self {
         self.log = Some(log);
+        self
+    }
+
+    /// Dispatching every call with `options` (a caller, say:
+    /// [`DispatchOptions::caller`]).
+    #[must_use]
+    pub fn dispatch_options(mut self, options: DispatchOptions) -> Self {
+        self.dispatch = options;
         self
     }
 }
@@ -87,8 +99,8 @@ pub async fn run_calls(
         let log = options.log.as_ref();
         // A call the provider's program made goes to a tool programs may call.
         let dispatch = match call.caller() {
-            Caller::Program { .. } => DispatchOptions::default().from_program(),
-            _ => DispatchOptions::default(),
+            Caller::Program { .. } => options.dispatch.clone().from_program(),
+            _ => options.dispatch.clone(),
         };
         match (call.to_call(), log) {
             (Ok(tool_call), None) => Ok(snapshot
