@@ -4,114 +4,40 @@
 //! key for calls waiting on input. Everything listens on loopback and is started here; the
 //! scripts install what they run on first use.
 
+mod support;
+
 use std::fmt::Write as _;
-use std::io::{BufRead as _, BufReader};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-
-/// A child process, killed when dropped.
-struct Process {
-    child: Child,
-    /// Held open: the S3 server ends when its stdin closes (if this test dies, so does it).
-    _stdin: Option<ChildStdin>,
-}
-
-impl Process {
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../scripts")
-        .join(name)
-}
-
-/// The first line `child` prints.
-fn first_line(child: &mut Child) -> String {
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("piped"))
-        .read_line(&mut line)
-        .expect("a first line");
-    line
-}
-
-/// The S3 server, with `bucket` made, and where it is.
-fn start_s3(bucket: &str) -> (Process, Value) {
-    let mut child = Command::new(script("s3-server"))
-        .arg(bucket)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("scripts/s3-server starts");
-    let stdin = child.stdin.take();
-    let line = first_line(&mut child);
-    let s3: Value = serde_json::from_str(&line).expect("one JSON line");
-    (
-        Process {
-            child,
-            _stdin: stdin,
-        },
-        s3,
-    )
-}
+use support::{Peer, Process, retained_uri, s3_env, script, start_s3, start_server};
 
 /// One replica serving `root` statelessly on a port of its choosing, its output and tasks in
 /// `s3`'s `bucket`, sealing calls that wait for input with the key in `key_file`; its URL and
 /// process id.
 fn start_replica(s3: &Value, bucket: &str, root: &Path, key_file: &Path) -> (Process, String, u32) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcp_server"))
-        .args([
-            "--http",
-            "127.0.0.1:0",
-            "--stateless",
-            "--max-lines",
-            "5",
-            "--demo",
-        ])
-        .args(["--store", &format!("s3://{bucket}/replicas")])
-        .arg("--state-key-file")
-        .arg(key_file)
-        .arg("--root")
-        .arg(root)
-        .env("AWS_ENDPOINT", s3["endpoint"].as_str().unwrap())
-        .env("AWS_ALLOW_HTTP", "true")
-        .env("AWS_REGION", s3["region"].as_str().unwrap())
-        .env("AWS_ACCESS_KEY_ID", s3["access_key_id"].as_str().unwrap())
-        .env(
-            "AWS_SECRET_ACCESS_KEY",
-            s3["secret_access_key"].as_str().unwrap(),
-        )
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("mcp_server starts");
-    let line = first_line(&mut child);
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .expect("the server says where it listens")
-        .to_owned();
-    let pid = child.id();
-    (
-        Process {
-            child,
-            _stdin: None,
-        },
-        url,
-        pid,
-    )
+    let (process, url) = start_server(|command| {
+        command
+            .args([
+                "--http",
+                "127.0.0.1:0",
+                "--stateless",
+                "--max-lines",
+                "5",
+                "--demo",
+            ])
+            .args(["--store", &format!("s3://{bucket}/replicas")])
+            .arg("--state-key-file")
+            .arg(key_file)
+            .arg("--root")
+            .arg(root);
+        s3_env(command, s3);
+    });
+    let pid = process.child.id();
+    (process, url, pid)
 }
 
 /// HAProxy on a free loopback port, round robin over `replicas` (health-checked every 200 ms,
@@ -175,41 +101,19 @@ backend replicas
         std::thread::sleep(Duration::from_millis(50));
     }
     (
-        Process {
-            child,
-            _stdin: None,
-        },
+        Process { child, stdin: None },
         format!("http://127.0.0.1:{port}/mcp"),
     )
 }
 
-/// One stateless MCP request (protocol 2026-07-28, from a client that answers forms): the HTTP
-/// status and the JSON-RPC body.
+/// A stateless request of a client that answers forms: its status and JSON-RPC body.
 async fn request(http: &reqwest::Client, url: &str, method: &str, params: Value) -> (u16, Value) {
-    let mut params = params;
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-    });
-    let mut request = http
-        .post(url)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2026-07-28")
-        .header("mcp-method", method);
-    // What the request names (a tool, a resource) goes in a header too.
-    let named = params.get("name").or_else(|| params.get("uri"));
-    if let Some(name) = named.and_then(Value::as_str) {
-        request = request.header("mcp-name", name);
-    }
-    let response = request
-        .body(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string())
-        .send()
-        .await
-        .expect("the endpoint answers (an error status at worst)");
-    let status = response.status().as_u16();
-    let body = response.bytes().await.unwrap_or_default();
-    (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+    let peer = Peer {
+        http: http.clone(),
+        ..Peer::new(None)
+    };
+    let answer = peer.request(url, method, params).await;
+    (answer.status, answer.body)
 }
 
 async fn call(http: &reqwest::Client, url: &str, tool: &str, arguments: Value) -> (u16, Value) {
@@ -220,19 +124,6 @@ async fn call(http: &reqwest::Client, url: &str, tool: &str, arguments: Value) -
         json!({"name": tool, "arguments": arguments}),
     )
     .await
-}
-
-/// The `toolprism://output/…` URI a bounded result names.
-fn retained_uri(result: &Value) -> String {
-    let text = result["result"]["content"][0]["text"].as_str().unwrap();
-    let start = text
-        .find("toolprism://output/")
-        .expect("output was retained");
-    text[start..]
-        .split(|c: char| c.is_whitespace() || c == ';')
-        .next()
-        .unwrap()
-        .to_owned()
 }
 
 async fn read_resource(http: &reqwest::Client, url: &str, uri: &str) -> String {

@@ -51,6 +51,7 @@ server.service.addRoute('POST', '/introspection', (req, res) => {
   res.writeHead(200, { 'content-type': 'application/json' });
   res.end(JSON.stringify(answer));
 });
-await server.start(0, '127.0.0.1');
+// TOOLPRISM_OAUTH_PORT: a port of the test's choosing (an issuer that comes up late).
+await server.start(Number(process.env.TOOLPRISM_OAUTH_PORT ?? 0), '127.0.0.1');
 console.log(JSON.stringify({ issuer: server.issuer.url, port: server.address().port }));
 process.on('SIGTERM', async () => { await server.stop(); process.exit(0); });

@@ -3,7 +3,8 @@
 //! ```text
 //! cargo run -p toolprism-examples --bin mcp_server -- [--root DIR] [--http [ADDR]] [--stateless]
 //!     [--max-lines N] [--max-bytes N] [--output-dir DIR | --store s3://BUCKET[/PREFIX]]
-//!     [--state-key-file FILE] [--demo] [--allowed-host HOST]... [--fetch-allow HOST]...
+//!     [--state-key-file FILE] [--demo] [--code-mode] [--allowed-host HOST]...
+//!     [--fetch-allow HOST]...
 //!     [--issuer URL --resource URL [--scope TOOL=SCOPE]... | --allow-unauthenticated]
 //! ```
 //!
@@ -28,6 +29,8 @@
 //!   it). The tools that act on the machine need their scopes (`bash` `shell:run`, `write` and
 //!   `edit` `files:write`, `web_fetch` `web:fetch`); `--scope read=files:read` makes a tool
 //!   need one more (a tool the server lacks is refused at start);
+//! - `--code-mode`: adds `run_code`, whose programs call the other tools (each caller is
+//!   declared, and reaches, only the tools its scopes allow);
 //! - `--demo`: adds `count_to`, which reports progress and returns a bare integer, and
 //!   `greet`, which asks the user a form (elicitation) before it answers, as a task for a
 //!   client that takes tasks.
@@ -39,6 +42,7 @@ use std::sync::Arc;
 use toolprism::ask::Elicited;
 use toolprism::bound::{BoundLimits, FsOutputStore};
 use toolprism::prelude::*;
+use toolprism_codemode::CodeMode;
 use toolprism_examples::tools::web::FetchPolicy;
 use toolprism_examples::tools::{Workspace, register_all};
 use toolprism_mcp::{
@@ -84,6 +88,10 @@ async fn greet(cx: &ToolContext) -> Result<String, ToolError> {
     }
 }
 
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "each is a flag of the command line"
+)]
 struct Options {
     root: PathBuf,
     http: Option<SocketAddr>,
@@ -94,6 +102,7 @@ struct Options {
     store: Option<String>,
     state_key_file: Option<PathBuf>,
     demo: bool,
+    code_mode: bool,
     issuer: Option<String>,
     resource: Option<String>,
     /// (tool, scope) pairs.
@@ -113,6 +122,7 @@ fn parse() -> Result<Options, String> {
         store: None,
         state_key_file: None,
         demo: false,
+        code_mode: false,
         issuer: None,
         resource: None,
         scopes: Vec::new(),
@@ -152,6 +162,7 @@ fn parse() -> Result<Options, String> {
                 options.state_key_file = Some(PathBuf::from(value("--state-key-file")?));
             }
             "--demo" => options.demo = true,
+            "--code-mode" => options.code_mode = true,
             "--issuer" => options.issuer = Some(value("--issuer")?),
             "--resource" => options.resource = Some(value("--resource")?),
             "--scope" => {
@@ -187,6 +198,7 @@ Options:
                               retained output and tasks in S3 (AWS_* environment)
   --state-key-file FILE       the key sealing calls that wait for input (>= 32 bytes)
   --demo                      add count_to and greet
+  --code-mode                 add run_code (programs calling the tools)
   --issuer URL --resource URL
                               an OAuth 2.1 resource server: JWTs of URL for the resource
   --scope TOOL=SCOPE          TOOL needs SCOPE too (bash, write, edit, web_fetch need theirs)
@@ -224,7 +236,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if options.demo {
         builder = builder.tool(CountTo).tool(Greet);
     }
-    let mut server = McpServer::new(builder.build()?)
+    let registry = builder.build()?;
+    if options.code_mode {
+        CodeMode::new().register(&registry)?;
+    }
+    let mut server = McpServer::new(registry)
         .with_implementation("toolprism-coding-tools", env!("CARGO_PKG_VERSION"));
     if let Some(file) = &options.state_key_file {
         let key = std::fs::read(file)
