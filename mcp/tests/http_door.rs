@@ -1,6 +1,7 @@
 //! What the HTTP endpoint does with a client that sends too much or too slowly: a request head
 //! over the size limit is refused, and a client that stops sending (before its head is whole,
-//! or in the middle of its body) loses its connection or its request instead of holding them.
+//! or in the middle of its body), sits idle between requests, or stops reading its answer
+//! loses its connection or its request instead of holding them.
 
 #![cfg(feature = "http-server")]
 
@@ -8,10 +9,11 @@ use std::time::Duration;
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
+use toolprism::bound::FsOutputStore;
 use toolprism::prelude::*;
 use toolprism_mcp::{
     BODY_READ_TIMEOUT, HEADER_READ_TIMEOUT, HttpMode, MAX_BODY_BYTES, MAX_HEADER_BYTES, McpServer,
-    RunningHttp,
+    RunningHttp, WRITE_TIMEOUT,
 };
 
 /// Adds two numbers.
@@ -20,8 +22,20 @@ fn add(a: i64, b: i64) -> i64 {
     a + b
 }
 
+/// A value far bigger than what the sockets between client and server hold (some MiB).
+#[tool]
+fn huge() -> String {
+    "x".repeat(32 * 1024 * 1024)
+}
+
 async fn serve() -> RunningHttp {
-    let registry = Registry::builder().tool(Add).build().unwrap();
+    let store = std::env::temp_dir().join(format!("toolprism-door-{}", std::process::id()));
+    let registry = Registry::builder()
+        .tool(Add)
+        .tool(Huge)
+        .output_store(FsOutputStore::new(store))
+        .build()
+        .unwrap();
     McpServer::new(registry)
         .serve_http("127.0.0.1:0".parse().unwrap(), HttpMode::Stateless)
         .await
@@ -118,4 +132,54 @@ async fn a_body_over_the_limit_is_refused() {
         .unwrap_or(0);
     let answer = String::from_utf8_lossy(&answer[..read]);
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+}
+
+/// A whole request of 2026-07-28 (its method's headers first), kept alive.
+fn request(headers: &str, body: &str) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n{headers}Content-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+
+#[tokio::test]
+async fn a_connection_left_idle_after_its_answer_is_closed() {
+    let running = serve().await;
+    let mut stream = TcpStream::connect(running.local_addr()).await.unwrap();
+    let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{META}}}}}"#);
+    let head = request("Mcp-Method: tools/list\r\n", &body);
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // Answered, then nothing more is sent: the connection is closed, not kept for good.
+    let answer = until_closed(&mut stream, HEADER_READ_TIMEOUT).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("\"tools\""), "{answer}");
+}
+
+#[tokio::test]
+async fn a_client_that_stops_reading_its_answer_loses_the_connection() {
+    let running = serve().await;
+    let mut stream = TcpStream::connect(running.local_addr()).await.unwrap();
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"huge","arguments":{{}},{META}}}}}"#
+    );
+    let head = request("Mcp-Method: tools/call\r\nMcp-Name: huge\r\n", &body);
+    stream.write_all(head.as_bytes()).await.unwrap();
+    // The client reads nothing while the server writes; past the write timeout, it finds the
+    // answer cut short and the connection closed.
+    tokio::time::sleep(WRITE_TIMEOUT + Duration::from_secs(5)).await;
+    let mut answer = Vec::new();
+    let _ = tokio::time::timeout(WRITE_TIMEOUT, stream.read_to_end(&mut answer))
+        .await
+        .expect("the server closed the connection");
+    let text = String::from_utf8_lossy(&answer[..answer.len().min(64)]).into_owned();
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(
+        answer.len() < 32 * 1024 * 1024,
+        "{} bytes: the answer was cut short",
+        answer.len()
+    );
 }

@@ -1,8 +1,9 @@
 //! What a client may send the HTTP endpoint: a request's head and body, bounded in size and in
 //! time, and the body read within those bounds only when someone needs it (after the token is
 //! checked, when there is one to check). A body of many small values (a 4 MiB array of zeros
-//! decodes into some 200 MiB of JSON values) is heavy: at most [`MAX_HEAVY_BODIES`] of those
-//! are decoded and held at once, so that a burst of them cannot exhaust a small host.
+//! decodes into some 400 MB at its peak as rmcp reads it: `tests/body_memory.rs`) is heavy:
+//! at most [`MAX_HEAVY_BODIES`] of those are decoded and held at once, so that a burst of 16
+//! stays within a 1 GiB host.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,12 +31,12 @@ pub const MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// its answer would hold it forever).
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(30);
 
-/// A body holding more JSON values than this is heavy: decoded, it takes some 100 bytes per
-/// value where its text took 2.
+/// A body holding more JSON values than this is heavy: decoded, it takes some 190 bytes per
+/// value at its peak where its text took 2.
 pub const HEAVY_BODY_VALUES: usize = 64 * 1024;
 /// The most heavy bodies decoded and held at once; more wait their turn (within the body's
 /// time), each holding its place until its response has been sent.
-pub const MAX_HEAVY_BODIES: usize = 4;
+pub const MAX_HEAVY_BODIES: usize = 2;
 
 /// What the door keeps between requests: the room for heavy bodies.
 pub(crate) struct Door {
@@ -129,4 +130,18 @@ pub(crate) async fn bounded_body(
             frame
         }))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::count_values;
+
+    #[test]
+    fn values_are_counted_outside_strings_only() {
+        assert_eq!(count_values(b"0"), 1);
+        assert_eq!(count_values(b"[0,0,0]"), 4);
+        assert_eq!(count_values(br#"{"a":[1,{"b":2}]}"#), 5);
+        // Commas and brackets inside strings, escaped quotes included, are text.
+        assert_eq!(count_values(br#"["a,[{", "\",]"]"#), 3);
+    }
 }
