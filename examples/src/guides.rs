@@ -40,3 +40,6 @@ pub struct Reliability;
 
 #[doc = include_str!("../../docs/templates.md")]
 pub struct Templates;
+
+#[doc = include_str!("../../docs/security.md")]
+pub struct Security;
