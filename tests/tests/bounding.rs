@@ -134,7 +134,21 @@ async fn limits_are_exact_in_lines_and_in_bytes() {
         assert_eq!(shown != text, bounded, "{len} bytes");
         assert!(shown.len() <= 4_096, "{len} bytes shown as {}", shown.len());
     }
-    assert_eq!(dir.files().len(), 3, "only oversized outputs were retained");
+    assert_eq!(outputs(&dir).len(), 3, "only oversized outputs were retained");
+}
+
+/// The outputs retained in `dir`: its files but each one's `.retention` record.
+fn outputs(dir: &TempDir) -> Vec<std::path::PathBuf> {
+    let files = dir.files();
+    for output in files.iter().filter(|file| file.extension().is_none()) {
+        let mut record = output.clone().into_os_string();
+        record.push(".retention");
+        assert!(files.contains(&record.into()), "{} has its record", output.display());
+    }
+    files
+        .into_iter()
+        .filter(|file| file.extension().is_none())
+        .collect()
 }
 
 #[test]
@@ -221,9 +235,9 @@ async fn hostile_call_ids_cannot_escape_the_store_or_collide() {
         assert_eq!(fs::read_to_string(&retained).unwrap(), text);
     }
     // One file per call: the repeated id did not overwrite the first file.
-    assert_eq!(dir.files().len(), ids.len());
+    assert_eq!(outputs(&dir).len(), ids.len());
     assert!(!Path::new("/tmp/escaped").exists());
-    for file in dir.files() {
+    for file in outputs(&dir) {
         let name = file.file_name().unwrap().to_str().unwrap();
         assert!(name.len() < 120, "{name}");
         assert!(
@@ -290,7 +304,7 @@ async fn images_and_nested_calls_are_untouched() {
         text,
         "nested results never enter model context"
     );
-    assert_eq!(dir.files().len(), 1);
+    assert_eq!(outputs(&dir).len(), 1);
 }
 
 #[tokio::test]
