@@ -270,8 +270,9 @@ async fn scopes_hold_wherever_a_call_runs() {
         .await;
     assert_eq!(refused.status, 400, "{}", refused.body);
 
-    // Through a program: `run_code` declares to Mallory only what Mallory may call, the
-    // program's `tools` holds nothing else, and a call made anyway is refused where it runs.
+    // Through a program: `run_code` declares to Mallory only what Mallory may call, and the
+    // program's `tools` holds nothing else, so a call made anyway fails and the shell never
+    // runs. (A nested call that reaches dispatch is refused there: `tests/tests/access.rs`.)
     let tools = mallory.request(&url, "tools/list", json!({})).await.body;
     let run_code = tools["result"]["tools"]
         .as_array()
@@ -470,6 +471,17 @@ fn a_server_that_would_hand_out_a_shell_refuses_to_start() {
     let said = String::from_utf8_lossy(&mistyped.stderr);
     assert!(!mistyped.status.success());
     assert!(said.contains("`bsh`") && said.contains("`bash`"), "{said}");
+    // An output store inside the workspace: the file tools would read every caller's outputs.
+    let inside = root.path().join("outputs");
+    let nested = run(&[
+        "--http",
+        "127.0.0.1:0",
+        "--output-dir",
+        inside.to_str().unwrap(),
+    ]);
+    let said = String::from_utf8_lossy(&nested.stderr);
+    assert!(!nested.status.success());
+    assert!(said.contains("inside the workspace"), "{said}");
     // Said out loud, it serves.
     let (mut loud, url) = start_server(|command| {
         command
@@ -582,5 +594,6 @@ async fn a_legitimate_request_is_answered_through_a_connection_flood() {
         tokio::time::sleep(Duration::from_secs(5)).await;
     }
     let peak = flood.join().unwrap();
+    // Connections the client held open (some of them waiting in the server's listen queue).
     assert!(peak >= 1_000, "the flood held {peak} connections");
 }

@@ -391,16 +391,32 @@ fn search_call(
         }
     };
     let limit = usize::from(args.limit.unwrap_or(5).clamp(1, 20));
+    // A caller is told only of the tools it may call: the whole ranking is read, past those
+    // it may not.
+    let caller = cx.caller();
+    let ranked = if caller.is_some() { index.len() } else { limit };
     let found = if args.regex {
         index
-            .search_regex(&args.query, limit)
+            .search_regex(&args.query, ranked)
             .map_err(|problem| ToolError::new(problem).with_code("INVALID_PATTERN"))?
     } else {
-        index.search(&args.query, limit)
+        index.search(&args.query, ranked)
     };
+    let rules = cx.extension::<crate::access::ScopeRules>();
+    let found = found.into_iter().filter(|tool| {
+        caller.as_ref().is_none_or(|caller| {
+            crate::access::missing_scopes(
+                &tool.about().scopes,
+                tool.name(),
+                rules.as_deref(),
+                caller,
+            )
+            .is_empty()
+        })
+    });
     Ok(ToolSearchValue {
         tools: found
-            .into_iter()
+            .take(limit)
             .map(|tool| FoundTool {
                 name: tool.name().to_owned(),
                 title: tool.about().title.clone(),

@@ -58,6 +58,7 @@ fn caller(subject: &str, scopes: &str) -> Arc<Caller> {
 
 fn registry(store: &std::path::Path) -> Registry {
     let registry = Registry::builder()
+        .tool(toolprism::search::ToolSearch::new().tool())
         .tool(Shell)
         .tool(Note)
         .tool(Relay)
@@ -178,6 +179,39 @@ async fn a_program_is_declared_only_what_its_caller_may_call() {
     assert!(without_shell.contains("note("), "{without_shell}");
     // The registered description, what the host's own listings show, declares every tool.
     assert!(run_code.description().contains("shell("));
+}
+
+#[tokio::test]
+async fn tool_search_finds_for_a_caller_only_what_it_may_call() {
+    let store = TempDir::new("access-search");
+    let registry = registry(store.path());
+    let search = |options: DispatchOptions| {
+        let registry = registry.clone();
+        async move {
+            let outcome = call(
+                &registry,
+                "tool_search",
+                json!({"query": "run a command"}),
+                options,
+            )
+            .await;
+            let names: Vec<String> = outcome.value().unwrap()["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|tool| tool["name"].as_str().unwrap().to_owned())
+                .collect();
+            names
+        }
+    };
+    let mallory = search(DispatchOptions::default().caller(caller("mallory", ""))).await;
+    assert!(!mallory.contains(&"shell".to_owned()), "{mallory:?}");
+    let alice = search(DispatchOptions::default().caller(caller("alice", "shell:run"))).await;
+    assert_eq!(
+        alice.first().map(String::as_str),
+        Some("shell"),
+        "{alice:?}"
+    );
 }
 
 /// The handle a bounded result's marker names.

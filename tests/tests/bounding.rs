@@ -134,7 +134,11 @@ async fn limits_are_exact_in_lines_and_in_bytes() {
         assert_eq!(shown != text, bounded, "{len} bytes");
         assert!(shown.len() <= 4_096, "{len} bytes shown as {}", shown.len());
     }
-    assert_eq!(outputs(&dir).len(), 3, "only oversized outputs were retained");
+    assert_eq!(
+        outputs(&dir).len(),
+        3,
+        "only oversized outputs were retained"
+    );
 }
 
 /// The outputs retained in `dir`: its files but each one's `.retention` record.
@@ -143,7 +147,11 @@ fn outputs(dir: &TempDir) -> Vec<std::path::PathBuf> {
     for output in files.iter().filter(|file| file.extension().is_none()) {
         let mut record = output.clone().into_os_string();
         record.push(".retention");
-        assert!(files.contains(&record.into()), "{} has its record", output.display());
+        assert!(
+            files.contains(&record.into()),
+            "{} has its record",
+            output.display()
+        );
     }
     files
         .into_iter()

@@ -36,7 +36,7 @@
 //!   client that takes tasks.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use toolprism::ask::Elicited;
@@ -229,9 +229,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         (Some((bucket, prefix)), None) => builder.output_store(OutputResources::new(
             ObjectOutputStore::new(bucket.clone(), format!("{prefix}/outputs")),
         )),
-        (None, dir) => builder.output_store(OutputResources::new(
-            dir.map_or_else(FsOutputStore::default, FsOutputStore::new),
-        )),
+        (None, dir) => {
+            let store = dir.map_or_else(FsOutputStore::default, FsOutputStore::new);
+            refuse_inside(store.dir(), workspace.root())?;
+            builder.output_store(OutputResources::new(store))
+        }
     };
     if options.demo {
         builder = builder.tool(CountTo).tool(Greet);
@@ -284,6 +286,32 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             println!("listening on {}", running.url());
             running.wait().await?;
         }
+    }
+    Ok(())
+}
+
+/// Refuses an output store inside the workspace: the file tools would read every caller's
+/// outputs there, and `write` could rewrite who owns them.
+fn refuse_inside(store: &std::path::Path, root: &std::path::Path) -> Result<(), String> {
+    let store = std::path::absolute(store).map_err(|error| error.to_string())?;
+    // The store may not exist yet: its nearest existing ancestor, resolved, says where it is.
+    let mut existing = store.as_path();
+    while !existing.exists() {
+        existing = existing.parent().unwrap_or(existing);
+        if existing.parent().is_none() {
+            break;
+        }
+    }
+    let resolved = existing
+        .canonicalize()
+        .map(|ancestor| ancestor.join(store.strip_prefix(existing).unwrap_or(Path::new(""))))
+        .unwrap_or(store.clone());
+    if resolved.starts_with(root) {
+        return Err(format!(
+            "the output store {} is inside the workspace {}: give --output-dir a directory outside it",
+            resolved.display(),
+            root.display()
+        ));
     }
     Ok(())
 }

@@ -178,10 +178,15 @@ impl Target {
     fn parse(url: &str) -> Result<Self, ToolError> {
         let unsupported = || {
             ToolError::new(format!(
-                "cannot fetch `{url}`: only http://host[:port]/path URLs are supported by this tool"
+                "cannot fetch `{}`: only http://host[:port]/path URLs are supported by this tool",
+                url.escape_debug()
             ))
             .with_code(UNSUPPORTED_URL)
         };
+        // A space or a line break would end the request line and start a header of the URL's.
+        if url.chars().any(|ch| ch.is_whitespace() || ch.is_control()) {
+            return Err(unsupported());
+        }
         let rest = url
             .get(..7)
             .filter(|scheme| scheme.eq_ignore_ascii_case("http://"))
@@ -301,15 +306,13 @@ fn is_public_v4(ip: Ipv4Addr) -> bool {
 }
 
 fn is_public_v6(ip: Ipv6Addr) -> bool {
-    let first = ip.segments()[0];
-    !(ip.is_unspecified()
-        || ip.is_loopback()
-        || ip.is_multicast()
-        || ip.is_unique_local()
-        || ip.is_unicast_link_local()
-        // Site-local (deprecated, still routed inside some networks) and documentation.
-        || (first & 0xffc0) == 0xfec0
-        || (first == 0x2001 && ip.segments()[1] == 0x0db8))
+    let [first, second, ..] = ip.segments();
+    // Global unicast only (2000::/3): loopback, unspecified, link- and site-local, unique
+    // local, multicast, discard-only, local-use NAT64 and the IPv4-translated lie outside it.
+    (first & 0xe000) == 0x2000
+        // Teredo, benchmarking, ORCHID and the rest of the IETF protocol assignments
+        // (2001::/23), and documentation (2001:db8::/32).
+        && !(first == 0x2001 && (second < 0x0200 || second == 0x0db8))
 }
 
 /// The IPv4 address an IPv6 one carries, if it carries one: mapped (`::ffff:a.b.c.d`),
@@ -404,23 +407,34 @@ fn html_text(html: &str) -> (Option<String>, String) {
         let close = open_end + lower[open_end..].find("</title>")?;
         Some(html[open_end..close].trim().to_owned())
     });
+    // One pass over the page: `lower` has the page's byte offsets (ASCII lowercasing keeps
+    // them), and a closing tag looked for in vain is not looked for again (it is not further
+    // on either), so that a page of many `<` costs its length, not its square.
     let mut text = String::new();
     let mut rest = html;
+    let mut at = 0;
+    let mut unclosed = [false; 3];
     while let Some(open) = rest.find('<') {
         text.push_str(&rest[..open]);
-        let tag = rest[open..].to_ascii_lowercase();
+        let tag = &lower[at + open..];
         let skip_to = ["script", "style", "title"]
             .iter()
-            .find(|name| tag.starts_with(&format!("<{name}")))
-            .and_then(|name| {
-                tag.find(&format!("</{name}>"))
-                    .map(|end| end + name.len() + 3)
+            .enumerate()
+            .find(|(_, name)| tag.get(1..=name.len()).is_some_and(|start| start == **name))
+            .and_then(|(kind, name)| {
+                if unclosed[kind] {
+                    return None;
+                }
+                let end = tag.find(&format!("</{name}>"));
+                unclosed[kind] = end.is_none();
+                end.map(|end| end + name.len() + 3)
             });
         let consumed = skip_to
             .or_else(|| tag.find('>').map(|end| end + 1))
             .unwrap_or(tag.len());
         text.push(' ');
         rest = &rest[open + consumed..];
+        at += open + consumed;
     }
     text.push_str(rest);
     let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -518,6 +532,15 @@ mod tests {
         assert_eq!(target.resolve("/root"), "http://a.example/root");
         assert_eq!(target.resolve("next"), "http://a.example/dir/next");
         assert_eq!(target.resolve("//b.example/x"), "http://b.example/x");
+    }
+
+    #[test]
+    fn a_page_is_read_in_one_pass_whatever_its_tags() {
+        let (title, text) = html_text("<TITLE>T</title><script>x<y</script>a<b>c<style>");
+        assert_eq!((title.as_deref(), text.as_str()), (Some("T"), "a c"));
+        // Many openings with no closing: every one is text, once.
+        let page = "<script <style ".repeat(20_000);
+        assert_eq!(html_text(&page).1, "");
     }
 
     #[test]

@@ -62,11 +62,16 @@ pub(crate) struct Connections {
     freed: Notify,
 }
 
-/// One connection: its requests in flight, and how to close it.
+/// One connection: its requests in flight ([`EVICTED`] once it gave way), and how to close it.
 pub(crate) struct Connection {
     busy: AtomicUsize,
     evict: CancellationToken,
 }
+
+/// What a connection's count of requests in flight becomes when it gives way: from 0 only, so
+/// that a request never starts on a connection chosen to close, nor one with a request in
+/// flight is chosen.
+const EVICTED: usize = usize::MAX;
 
 impl Connections {
     pub(crate) fn new(cap: usize) -> Arc<Self> {
@@ -78,8 +83,8 @@ impl Connections {
         })
     }
 
-    /// Room for one more connection: at once, by closing the oldest idle one when full, or
-    /// once one ends. The returned guard holds the place until dropped.
+    /// Room for a connection just accepted: at once, by closing the oldest idle one when full,
+    /// or once one ends or goes idle. The returned guard holds the place until dropped.
     pub(crate) async fn admit(self: &Arc<Self>) -> Admitted {
         loop {
             let freed = self.freed.notified();
@@ -93,9 +98,12 @@ impl Connections {
     fn try_admit(self: &Arc<Self>) -> Option<Admitted> {
         let mut live = self.live.lock().unwrap_or_else(PoisonError::into_inner);
         if live.len() >= self.cap {
-            let (&oldest, _) = live
-                .iter()
-                .find(|(_, connection)| connection.busy.load(Ordering::Acquire) == 0)?;
+            let (&oldest, _) = live.iter().find(|(_, connection)| {
+                connection
+                    .busy
+                    .compare_exchange(0, EVICTED, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+            })?;
             if let Some(evicted) = live.remove(&oldest) {
                 evicted.evict.cancel();
             }
@@ -165,13 +173,18 @@ pub(crate) struct BusyHandle {
 
 impl BusyHandle {
     /// Marks a request in flight on the connection until the returned guard is dropped (with
-    /// the response's body).
-    pub(crate) fn busy(&self) -> Busy {
-        self.connection.busy.fetch_add(1, Ordering::AcqRel);
-        Busy {
+    /// the response's body); `None` when the connection already gave way (it is closing).
+    pub(crate) fn busy(&self) -> Option<Busy> {
+        self.connection
+            .busy
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |busy| {
+                (busy != EVICTED).then(|| busy + 1)
+            })
+            .ok()?;
+        Some(Busy {
             connections: self.connections.clone(),
             connection: self.connection.clone(),
-        }
+        })
     }
 }
 
@@ -183,6 +196,7 @@ pub(crate) struct Busy {
 
 impl Drop for Busy {
     fn drop(&mut self) {
+        // Never `EVICTED` while a request is in flight: the count is at least 1 here.
         if self.connection.busy.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.connections.freed.notify_one();
         }
@@ -298,17 +312,18 @@ mod tests {
         let connections = Connections::new(2);
         let first = connections.admit().await;
         let second = connections.admit().await;
-        let busy = second.handle().busy();
+        let busy = second.handle().busy().unwrap();
         // Full: the third closes the first (idle), not the second (busy).
         let third = connections.admit().await;
         tokio::time::timeout(Duration::from_secs(5), first.evicted())
             .await
             .expect("the oldest idle connection is told to close");
+        assert!(first.handle().busy().is_none(), "no request starts on it");
         assert!(!second.connection.evict.is_cancelled());
         drop(first);
         assert_eq!(connections.len(), 2);
         // Every connection busy: a newcomer waits until one is idle again.
-        let _third_busy = third.handle().busy();
+        let _third_busy = third.handle().busy().unwrap();
         let waiting = tokio::spawn({
             let connections = connections.clone();
             async move { connections.admit().await.id }

@@ -138,6 +138,12 @@ pub(crate) async fn guard(
             return auth.unauthorized(true);
         }
     };
+    // What a caller keeps is keyed by its subject and client: a token naming neither would
+    // share it with every other such token.
+    if caller.subject.is_none() && caller.client_id.is_none() {
+        tracing::debug!("a token naming no subject nor client was refused");
+        return auth.unauthorized(true);
+    }
     if request.method() == Method::POST {
         let (parts, body) = request.into_parts();
         // Read only now that the token passed: an anonymous client makes nobody wait on its

@@ -297,11 +297,6 @@ async fn serve_connections(
         .max_headers(MAX_HEADERS);
     let tracker = tokio_util::task::TaskTracker::new();
     loop {
-        // Room first: when every connection is busy, the next waits in the listen queue.
-        let admitted = tokio::select! {
-            admitted = connections.admit() => admitted,
-            () = stop.cancelled() => break,
-        };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
@@ -318,11 +313,18 @@ async fn serve_connections(
             },
             () = stop.cancelled() => break,
         };
+        // Room for it: an idle connection gives way only now that a newcomer is here; when
+        // every one is busy, accepting waits (and the next wait in the listen queue).
+        let admitted = tokio::select! {
+            admitted = connections.admit() => admitted,
+            () = stop.cancelled() => break,
+        };
         let busy = admitted.handle();
         let router = router.clone();
         // Each request marks the connection busy until its response's body is dropped: a
         // connection in the middle of a request never gives way to a newcomer.
         let service = hyper::service::service_fn(move |request| {
+            // On a connection already giving way, the request goes with it.
             let held = busy.busy();
             let call = tower::ServiceExt::oneshot(router.clone(), request);
             async move {

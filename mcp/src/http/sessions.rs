@@ -7,19 +7,23 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
+use http_body_util::BodyExt as _;
 use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use toolprism::access::{Caller, Owner};
 
 /// The most sessions open at once.
 pub const MAX_SESSIONS: usize = 1_000;
-/// The most sessions one caller has open at once (all callers are one without authorization).
+/// The most sessions one authenticated caller has open at once (without authorization there
+/// is no caller to count by: only [`MAX_SESSIONS`] holds).
 pub const MAX_SESSIONS_PER_CALLER: usize = 32;
-/// How long a session may go without a request before it is closed.
+/// How long a session may go without a request, and without a stream open, before it is
+/// closed.
 pub const SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// How often, at most, idle sessions are looked for (when a session is opened).
 const SWEEP_EVERY: Duration = Duration::from_secs(30);
@@ -40,6 +44,8 @@ struct Open {
 struct Session {
     owner: Option<Owner>,
     used: Instant,
+    /// Streams open on it (`GET`): a client that only listens is using it.
+    streams: usize,
 }
 
 impl Sessions {
@@ -74,7 +80,7 @@ impl Sessions {
         if open.swept.elapsed() >= SWEEP_EVERY || open.by_id.len() >= MAX_SESSIONS {
             open.swept = Instant::now();
             open.by_id.retain(|id, session| {
-                let keep = session.used.elapsed() < SESSION_IDLE_TIMEOUT;
+                let keep = session.streams > 0 || session.used.elapsed() < SESSION_IDLE_TIMEOUT;
                 if !keep {
                     idle.push(id.clone());
                 }
@@ -86,17 +92,32 @@ impl Sessions {
             .values()
             .filter(|session| session.owner == owner)
             .count();
-        let room = open.by_id.len() < MAX_SESSIONS && of_owner < MAX_SESSIONS_PER_CALLER;
+        let room = open.by_id.len() < MAX_SESSIONS
+            && (owner.is_none() || of_owner < MAX_SESSIONS_PER_CALLER);
         if room {
             open.by_id.insert(
                 id.to_owned(),
                 Session {
                     owner,
                     used: Instant::now(),
+                    streams: 0,
                 },
             );
         }
         (room, idle)
+    }
+
+    /// Counts a stream open on session `id` (`open`) or one that ended.
+    fn stream(&self, id: &str, open: bool) {
+        let mut sessions = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(session) = sessions.by_id.get_mut(id) {
+            session.used = Instant::now();
+            session.streams = if open {
+                session.streams + 1
+            } else {
+                session.streams.saturating_sub(1)
+            };
+        }
     }
 
     fn forget(&self, id: &str) {
@@ -135,10 +156,20 @@ pub(crate) async fn bind(
             if !sessions.use_as(&id, owner.as_ref()) {
                 return not_found();
             }
-            let deleting = request.method() == Method::DELETE;
+            let method = request.method().clone();
             let response = next.run(request).await;
-            if deleting && response.status().is_success() {
+            if method == Method::DELETE && response.status().is_success() {
                 sessions.forget(&id);
+            } else if method == Method::GET && response.status().is_success() {
+                // Used as long as the stream is open: counted until its body is dropped.
+                sessions.stream(&id, true);
+                let open = OpenStream { sessions, id };
+                return response.map(|body| {
+                    Body::new(body.map_frame(move |frame| {
+                        let _open = &open;
+                        frame
+                    }))
+                });
             }
             response
         }
@@ -171,10 +202,22 @@ pub(crate) async fn bind(
     }
 }
 
+/// A stream open on a session, counted until dropped.
+struct OpenStream {
+    sessions: Arc<Sessions>,
+    id: String,
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.sessions.stream(&self.id, false);
+    }
+}
+
 /// What a request naming an unknown session is answered, whoever opened it: rmcp's own
 /// answer, byte for byte.
 fn not_found() -> Response {
-    let mut response = Response::new(axum::body::Body::from("Not Found: Session not found"));
+    let mut response = Response::new(Body::from("Not Found: Session not found"));
     *response.status_mut() = StatusCode::NOT_FOUND;
     response
 }

@@ -46,10 +46,13 @@ impl McpServer {
         let wrapped = !tool.definition().output_is_object() && !current;
         let args = Value::Object(request.arguments.unwrap_or_default());
         let id = call_id(&context.id);
+        let requester = Requester::of(&context);
         // On 2026-07-28 a body that asks for input ends the round; its next state is bound to
-        // these arguments, and a retry's answers are opened against them before it runs.
+        // the caller and these arguments, and a retry's answers are opened against them before
+        // it runs.
         let (kept_args, answers) = if current {
             let answers = self.answers_of(
+                requester.owner.as_ref(),
                 &request.name,
                 &args,
                 request.request_state.as_deref(),
@@ -59,7 +62,6 @@ impl McpServer {
         } else {
             (None, BTreeMap::new())
         };
-        let requester = Requester::of(&context);
         let RequestContext { ct, meta, peer, .. } = context;
         let progress_token = meta.get_progress_token();
         let client = self.client_of(peer, meta, current, answers, requester.owner.clone());
@@ -116,6 +118,7 @@ impl McpServer {
     /// The answers a 2026-07-28 retry carries (none for a first round).
     pub(super) fn answers_of(
         &self,
+        owner: Option<&Owner>,
         tool: &str,
         args: &Value,
         state: Option<&str>,
@@ -124,7 +127,14 @@ impl McpServer {
         if state.is_none() && responses.is_none() {
             return Ok(BTreeMap::new());
         }
-        input::open_answers(&self.shared.settings.states, tool, args, state, responses)
+        input::open_answers(
+            &self.shared.settings.states,
+            owner,
+            tool,
+            args,
+            state,
+            responses,
+        )
     }
 
     /// What the call's dispatch carries: the client (as an extension, and as the answerer of

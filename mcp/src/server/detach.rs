@@ -8,6 +8,7 @@ use rmcp::ErrorData;
 use rmcp::model::{CallToolResponse, CreateTaskResult};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
+use toolprism::access::required_scopes;
 use toolprism::error::codes;
 use toolprism::pipeline::DispatchOptions;
 use toolprism::tool::TaskSupport;
@@ -47,6 +48,16 @@ impl McpServer {
             options,
             support,
         } = detachable;
+        // Reading the task needs what calling its tool needs.
+        let scopes = snapshot
+            .definition(call.name())
+            .map_or_else(Vec::new, |definition| {
+                required_scopes(
+                    &definition.about().scopes,
+                    call.name(),
+                    self.scope_rules().as_deref(),
+                )
+            });
         let detached = Arc::new(Notify::new());
         let signal = self.detach_signal(client, &detached);
         if support != TaskSupport::Never && !signal() && support == TaskSupport::Required {
@@ -59,7 +70,7 @@ impl McpServer {
             Driven::Ended(outcome) => self.respond(client, outcome, round),
             Driven::Cancelled => Err(cancelled_by_client()),
             Driven::Detached => {
-                self.run_as_task(client, dispatch, progress, round.wrapped)
+                self.run_as_task(client, dispatch, progress, round.wrapped, scopes)
                     .await
             }
         }
@@ -101,6 +112,7 @@ impl McpServer {
         dispatch: BoxFuture<'static, ToolOutcome>,
         progress: Option<&ProgressStream<'_>>,
         wrapped: bool,
+        scopes: Vec<String>,
     ) -> Result<CallToolResponse, ErrorData> {
         if progress.is_some_and(|(_, queue)| queue.has_reports()) {
             Box::pin(send_progress(&client.peer, progress)).await;
@@ -110,7 +122,7 @@ impl McpServer {
             .shared
             .settings
             .tasks
-            .create(told, client.owner.clone())
+            .create(told, client.owner.clone(), scopes)
             .await?;
         client.task.running.send_replace(Some(running.clone()));
         let created = CreateTaskResult::new(running.task());

@@ -41,8 +41,12 @@ impl McpServer {
                 return Err(ErrorData::invalid_params(error.message.clone(), None));
             }
             if let Some(args) = round.args
-                && let Some((requests, state)) =
-                    answerer.next_round(&self.shared.settings.states, round.name, args)?
+                && let Some((requests, state)) = answerer.next_round(
+                    &self.shared.settings.states,
+                    client.owner.as_ref(),
+                    round.name,
+                    args,
+                )?
             {
                 return Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
                     Some(requests),

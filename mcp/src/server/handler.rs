@@ -86,6 +86,12 @@ impl ServerHandler for McpServer {
             return Ok(ListToolsResult::with_all_items(tools));
         }
         let (ttl, scope) = self.shared.settings.tool_list_cache;
+        // A listing shown to a caller is that caller's: never to be shared.
+        let scope = if Requester::of(&context).caller.is_some() {
+            CacheScope::Private
+        } else {
+            scope
+        };
         let mut result = ListToolsResult::with_all_items(tools);
         result.ttl_ms = Some(ttl);
         result.cache_scope = Some(scope);
@@ -244,9 +250,9 @@ impl ServerHandler for McpServer {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let owner = Requester::of(&context).owner;
+        let requester = Requester::of(&context);
         let tasks = &self.shared.settings.tasks;
-        tasks.get(&request.task_id, owner.as_ref()).await
+        tasks.get(&request.task_id, requester.asker()).await
     }
 
     async fn update_task(
@@ -254,10 +260,10 @@ impl ServerHandler for McpServer {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let owner = Requester::of(&context).owner;
+        let requester = Requester::of(&context);
         let tasks = &self.shared.settings.tasks;
         tasks
-            .update(&request.task_id, owner.as_ref(), request.input_responses)
+            .update(&request.task_id, requester.asker(), request.input_responses)
             .await
     }
 
@@ -266,9 +272,9 @@ impl ServerHandler for McpServer {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let owner = Requester::of(&context).owner;
+        let requester = Requester::of(&context);
         let tasks = &self.shared.settings.tasks;
-        tasks.cancel(&request.task_id, owner.as_ref()).await
+        tasks.cancel(&request.task_id, requester.asker()).await
     }
 
     fn accepted_subscription_filter(

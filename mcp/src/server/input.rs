@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
 use toolprism::BoxFuture;
+use toolprism::access::Owner;
 use toolprism::ask::{AskError, InputKind, InputRequest};
 use toolprism::depth::check_depth;
 
@@ -63,11 +64,17 @@ struct Sealed {
     answers: BTreeMap<String, Value>,
 }
 
-/// What a state is bound to: the tool and its arguments (a state made for one call opens for
-/// no other).
-fn bound_to(tool: &str, args: &Value) -> Vec<u8> {
+/// What a state is bound to: the caller (its owner), the tool and its arguments (a state made
+/// for one call opens for no other, nor for anyone else).
+fn bound_to(owner: Option<&Owner>, tool: &str, args: &Value) -> Vec<u8> {
     let mut hash = Sha256::new();
     hash.update(b"toolprism tools/call\0");
+    if let Some(owner) = owner {
+        let key = owner.as_str();
+        hash.update(key.len().to_be_bytes());
+        hash.update(key.as_bytes());
+    }
+    hash.update([0]);
     hash.update(tool.as_bytes());
     hash.update([0]);
     canonical(args, &mut hash);
@@ -106,6 +113,7 @@ fn canonical(value: &Value, hash: &mut Sha256) {
 /// call: its tool and arguments), then those it sent now.
 pub(crate) fn open_answers(
     states: &RequestStates,
+    owner: Option<&Owner>,
     tool: &str,
     args: &Value,
     state: Option<&str>,
@@ -115,7 +123,7 @@ pub(crate) fn open_answers(
         Some(state) => {
             let sealed: Sealed = states
                 .codec
-                .open_json_with(state, &bound_to(tool, args))
+                .open_json_with(state, &bound_to(owner, tool, args))
                 .map_err(|error| {
                     tracing::debug!(%error, "a requestState was refused");
                     refused_state()
@@ -310,6 +318,7 @@ impl McpAnswerer {
     pub(crate) fn next_round(
         &self,
         states: &RequestStates,
+        owner: Option<&Owner>,
         tool: &str,
         args: &Value,
     ) -> Result<Option<(InputRequests, String)>, ErrorData> {
@@ -323,7 +332,7 @@ impl McpAnswerer {
         let requests: InputRequests = asked.into_iter().collect();
         let answers = std::mem::take(&mut *used.lock().unwrap_or_else(PoisonError::into_inner));
         let options = SealOptions::new().ttl(states.ttl);
-        let bound = bound_to(tool, args);
+        let bound = bound_to(owner, tool, args);
         let state = states
             .codec
             .seal_json_with(&Sealed { answers }, &options.associated_data(&bound))

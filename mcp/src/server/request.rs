@@ -8,6 +8,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use toolprism::SmolStr;
 use toolprism::access::{Caller, Owner};
 
+use super::tasks::Asker;
+
 /// Who a request is from: the caller the authorization in front of the endpoint found, and
 /// the owner of what its calls keep (retained outputs, tasks) — the caller's; else, over HTTP
 /// with sessions, the session's; else nobody's (stdio, whose one client is the host's own;
@@ -19,6 +21,14 @@ pub(super) struct Requester {
 }
 
 impl Requester {
+    /// The requester as one asking about a task.
+    pub(super) fn asker(&self) -> Asker<'_> {
+        Asker {
+            owner: self.owner.as_ref(),
+            caller: self.caller.as_deref(),
+        }
+    }
+
     pub(super) fn of(context: &RequestContext<RoleServer>) -> Self {
         #[cfg(feature = "http-server")]
         if let Some(parts) = context.extensions.get::<axum::http::request::Parts>() {

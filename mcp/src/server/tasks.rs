@@ -24,7 +24,7 @@ use rmcp::task_manager::current_timestamp;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use toolprism::access::Owner;
+use toolprism::access::{Caller, Owner};
 use toolprism::ask::{AskError, InputRequest};
 use toolprism::depth::check_depth;
 
@@ -56,6 +56,9 @@ struct Record {
     /// Whose task it is ([`Owner::as_str`]); `None` for a request with no owner.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     owner: Option<String>,
+    /// The scopes calling its tool needs, which reading the task needs too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    scopes: Vec<String>,
     status: TaskStatus,
     created_at: String,
     last_updated_at: String,
@@ -117,6 +120,13 @@ impl Record {
         };
         DetailedTask::new(self.task(), payload)
     }
+}
+
+/// Who asks about a task: the owner of the request, and its caller (whose scopes are checked).
+#[derive(Clone, Copy)]
+pub(crate) struct Asker<'a> {
+    pub(crate) owner: Option<&'a Owner>,
+    pub(crate) caller: Option<&'a Caller>,
 }
 
 /// The tasks of one server: where they are kept, for how long, and room for how many.
@@ -213,8 +223,9 @@ impl Tasks {
         self.ttl.saturating_mul(2)
     }
 
-    /// The record of task `id`, for `owner`: another owner's is answered as none is.
-    async fn record(&self, id: &str, owner: Option<&Owner>) -> Result<Record, ErrorData> {
+    /// The record of task `id`, for `asker`: another owner's, or one whose tool needs a scope
+    /// the asker's token lacks, is answered as none is.
+    async fn record(&self, id: &str, asker: Asker<'_>) -> Result<Record, ErrorData> {
         if !is_task_id(id) {
             return Err(unknown_task(id));
         }
@@ -225,7 +236,10 @@ impl Tasks {
             .map_err(store_failed)?
             .ok_or_else(|| unknown_task(id))?;
         let record: Record = serde_json::from_slice(&bytes).map_err(store_failed)?;
-        if record.owner.as_deref() != owner.map(Owner::as_str) {
+        let scoped = asker
+            .caller
+            .is_none_or(|caller| record.scopes.iter().all(|scope| caller.has_scope(scope)));
+        if record.owner.as_deref() != asker.owner.map(Owner::as_str) || !scoped {
             return Err(unknown_task(id));
         }
         Ok(record)
@@ -245,11 +259,13 @@ impl Tasks {
         self: &Arc<Self>,
         told: Option<Peer<RoleServer>>,
         owner: Option<Owner>,
+        scopes: Vec<String>,
     ) -> Result<Arc<Running>, ErrorData> {
         let now = current_timestamp();
         let record = Record {
             task_id: fresh_id(),
             owner: owner.map(|owner| owner.as_str().to_owned()),
+            scopes,
             status: TaskStatus::Working,
             created_at: now.clone(),
             last_updated_at: now,
@@ -270,13 +286,9 @@ impl Tasks {
         }))
     }
 
-    /// `tasks/get`, by `owner`.
-    pub(crate) async fn get(
-        &self,
-        id: &str,
-        owner: Option<&Owner>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        let record = self.record(id, owner).await?;
+    /// `tasks/get`, by `asker`.
+    pub(crate) async fn get(&self, id: &str, asker: Asker<'_>) -> Result<GetTaskResult, ErrorData> {
+        let record = self.record(id, asker).await?;
         let mut answered = Vec::new();
         for key in record.input_requests.keys() {
             if self
@@ -297,10 +309,10 @@ impl Tasks {
     pub(crate) async fn update(
         &self,
         id: &str,
-        owner: Option<&Owner>,
+        asker: Asker<'_>,
         responses: BTreeMap<String, Value>,
     ) -> Result<(), ErrorData> {
-        let record = self.record(id, owner).await?;
+        let record = self.record(id, asker).await?;
         for (key, answer) in responses {
             if record.input_requests.contains_key(&key) {
                 let bytes = serde_json::to_vec(&answer).map_err(store_failed)?;
@@ -315,8 +327,8 @@ impl Tasks {
 
     /// `tasks/cancel`: marks the task for its runner to stop; a task already ended is left as
     /// it is, and acknowledged the same.
-    pub(crate) async fn cancel(&self, id: &str, owner: Option<&Owner>) -> Result<(), ErrorData> {
-        let record = self.record(id, owner).await?;
+    pub(crate) async fn cancel(&self, id: &str, asker: Asker<'_>) -> Result<(), ErrorData> {
+        let record = self.record(id, asker).await?;
         if !record.status.is_terminal() {
             self.store
                 .put(&cancel_key(id), Vec::new(), self.keep())
