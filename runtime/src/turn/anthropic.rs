@@ -110,7 +110,7 @@ pub(super) fn read_whole(turn: &mut TurnBuilder, value: Value) -> Result<(), Tur
 }
 
 /// A block being streamed.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Open {
     Text {
         at: usize,
@@ -134,7 +134,7 @@ enum Open {
     Stopped,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct AnthropicStream {
     blocks: Vec<Open>,
     ended: bool,
@@ -391,6 +391,10 @@ impl AnthropicStream {
 }
 
 impl ProviderStream for AnthropicStream {
+    fn forked(&self) -> Box<dyn ProviderStream + Send + Sync> {
+        Box::new(self.clone())
+    }
+
     fn event(
         &mut self,
         turn: &mut TurnBuilder,

@@ -53,7 +53,7 @@ fn parts_of(candidate: &Value) -> impl Iterator<Item = &Value> {
 }
 
 /// A part of the turn, whole, before it is known whether a call was answered by the server.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Part {
     /// Text (or thought text), and the part as it is echoed.
     Text {
@@ -204,7 +204,7 @@ pub(super) fn read_whole(turn: &mut TurnBuilder, value: Value) -> Result<(), Tur
 }
 
 /// A call whose arguments arrive as `partialArgs`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct Streaming {
     /// Its place in `parts` (a `Part::Call` whose arguments are filled at the end).
     at: usize,
@@ -213,7 +213,7 @@ struct Streaming {
     dropped: bool,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct GeminiStream {
     parts: Vec<Part>,
     open: Option<Streaming>,
@@ -289,6 +289,25 @@ impl GeminiStream {
         Ok(())
     }
 
+    /// Starts a call whose arguments arrive as `partialArgs` (the open one, if any, ended).
+    fn start_streamed(
+        &mut self,
+        part: &Value,
+        call: &Value,
+        limit: usize,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), EventError> {
+        self.close(limit)?;
+        self.start(part, call, out);
+        self.open = Some(Streaming {
+            at: self.parts.len() - 1,
+            args: Value::Object(Map::new()),
+            received: 0,
+            dropped: false,
+        });
+        Ok(())
+    }
+
     fn function_call(
         &mut self,
         part: &Value,
@@ -304,22 +323,19 @@ impl GeminiStream {
             (None, None) if !continues && !has_args => self.close(limit),
             (None, None) => Ok(()), // `{"willContinue": true}`: nothing new
             (Some(_), None) if continues && !has_args => {
-                self.close(limit)?;
-                self.start(part, call, out);
-                self.open = Some(Streaming {
-                    at: self.parts.len() - 1,
-                    args: Value::Object(Map::new()),
-                    received: 0,
-                    dropped: false,
-                });
-                Ok(())
+                self.start_streamed(part, call, limit, out)
             }
             (Some(_), None) => {
                 self.close(limit)?;
                 self.start(part, call, out);
                 Ok(())
             }
-            (_, Some(partial)) => {
+            (name, Some(partial)) => {
+                // A call named with its arguments at once: it starts here (Vertex sends a short
+                // call whole, in one event, without `willContinue`).
+                if name.is_some() {
+                    self.start_streamed(part, call, limit, out)?;
+                }
                 let Some(open) = self.open.as_mut() else {
                     return Err("partial arguments for no call in progress".into());
                 };
@@ -463,6 +479,10 @@ fn parse_path(path: &str) -> Result<Vec<Segment>, EventError> {
 }
 
 impl ProviderStream for GeminiStream {
+    fn forked(&self) -> Box<dyn ProviderStream + Send + Sync> {
+        Box::new(self.clone())
+    }
+
     fn event(
         &mut self,
         turn: &mut TurnBuilder,
@@ -492,9 +512,14 @@ impl ProviderStream for GeminiStream {
                 }
             }
         }
-        if let Some(raw) = str_field(candidate, "finishReason") {
-            self.finish = Some(raw.to_owned());
-        }
+        // A stream whose server runs calls itself (server-side MCP: every event carries a
+        // `turnToken`) says `finishReason` after a call it is about to answer, and goes on: a
+        // finish is the turn's only when no call is left waiting on the server.
+        let server_goes_on = value.get("turnToken").is_some()
+            && matches!(self.parts.last(), Some(Part::Call { .. }));
+        self.finish = str_field(candidate, "finishReason")
+            .filter(|_| !server_goes_on)
+            .map(str::to_owned);
         Ok(())
     }
 

@@ -74,6 +74,9 @@ pub(super) trait ProviderStream: std::fmt::Debug {
         type_of(data)
     }
 
+    /// The same stream, read so far, to read on apart.
+    fn forked(&self) -> Box<dyn ProviderStream + Send + Sync>;
+
     /// The end of the stream: what had not ended is cut off.
     fn finish(
         &mut self,

@@ -545,7 +545,7 @@ fn cut_message(value: &Value) -> String {
 /// Builds a turn while a reader reads, holding it to its limits. Parts are reserved in the
 /// order they start and filled when they end, so a stream's parts keep their order however
 /// long each takes.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct TurnBuilder {
     provider: Provider,
     limits: ReadLimits,
@@ -560,7 +560,7 @@ pub(crate) struct TurnBuilder {
 }
 
 /// A part of a turn being built.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Slot {
     /// Text, and its wire element when it must be echoed as it was.
     Text(String, Option<Value>),
@@ -739,6 +739,28 @@ impl TurnBuilder {
 
     fn has_stop(&self) -> bool {
         self.stop.is_some()
+    }
+
+    /// Whether the stream ended before its provider said the turn was complete.
+    fn interrupted(&self) -> bool {
+        matches!(self.stop, Some((StopReason::Interrupted, _)))
+    }
+
+    /// Marks every call cut off, however complete it looked: a turn the stream did not finish
+    /// may have been cut between a call's end and what would have changed it (a server-side
+    /// answer, a later call), so none of it runs.
+    fn cut_every_call(&mut self, why: &str) {
+        for call in self.calls.iter_mut().flatten() {
+            let received = match &call.arguments {
+                Arguments::Json(value) => value.to_string(),
+                Arguments::NotJson(text) => text.clone(),
+                _ => continue,
+            };
+            call.arguments = Arguments::CutOff {
+                received,
+                why: why.to_owned(),
+            };
+        }
     }
 
     /// Marks the last call cut off when it is the turn's last part and the turn was cut off:

@@ -105,7 +105,7 @@ pub(super) fn read_whole(turn: &mut TurnBuilder, value: Value) -> Result<(), Tur
 }
 
 /// A call being streamed.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 struct OpenCall {
     index: usize,
     name: String,
@@ -115,7 +115,7 @@ struct OpenCall {
     extra: Map<String, Value>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct ChatStream {
     calls: Vec<OpenCall>,
     finish: Option<String>,
@@ -129,14 +129,20 @@ impl ChatStream {
         delta: &Value,
         out: &mut Vec<StreamEvent>,
     ) -> Result<(), EventError> {
-        let position = delta
-            .get("index")
-            .and_then(Value::as_u64)
-            .ok_or("a tool call delta has no `index`")?;
-        let position = usize::try_from(position).map_err(|_| "a tool call index out of range")?;
         let function = delta.get("function");
         let name = function.and_then(|f| str_field(f, "name"));
         let id = str_field(delta, "id");
+        let position = match delta.get("index") {
+            Some(index) => {
+                let index = index
+                    .as_u64()
+                    .ok_or("a tool call `index` that is not a number")?;
+                usize::try_from(index).map_err(|_| "a tool call index out of range")?
+            }
+            // Some OpenAI-compatible servers (Mistral's) send no `index`: a delta with an id
+            // of its own starts a call, any other continues the call in progress.
+            None => self.unindexed_position(turn, id)?,
+        };
         match position.cmp(&self.calls.len()) {
             std::cmp::Ordering::Equal => {
                 let Some(name) = name else {
@@ -201,6 +207,27 @@ impl ChatStream {
         Ok(())
     }
 
+    /// Where a delta without `index` goes: a new call when it carries an id no call has (or no
+    /// call is in progress), else the call in progress.
+    fn unindexed_position(
+        &self,
+        turn: &TurnBuilder,
+        id: Option<&str>,
+    ) -> Result<usize, EventError> {
+        let Some(last) = self.calls.last() else {
+            return match id {
+                Some(id) if !id.is_empty() => Ok(0),
+                _ => Err("a tool call delta has neither `index` nor an id".into()),
+            };
+        };
+        let new_id = id.is_some_and(|id| !id.is_empty() && id != turn.call_id(last.index));
+        Ok(if new_id {
+            self.calls.len()
+        } else {
+            self.calls.len() - 1
+        })
+    }
+
     /// Ends every call: complete, or, when `cut` says why, the last one cut off (each earlier
     /// one ended when the next one started).
     fn end_calls(&mut self, turn: &mut TurnBuilder, cut: Option<&str>, out: &mut Vec<StreamEvent>) {
@@ -231,6 +258,10 @@ impl ChatStream {
 }
 
 impl ProviderStream for ChatStream {
+    fn forked(&self) -> Box<dyn ProviderStream + Send + Sync> {
+        Box::new(self.clone())
+    }
+
     fn event(
         &mut self,
         turn: &mut TurnBuilder,

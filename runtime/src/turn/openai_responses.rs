@@ -152,7 +152,7 @@ fn read_item(turn: &mut TurnBuilder, item: Value, limit: usize) -> Result<(), Tu
 }
 
 /// An item being streamed.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 enum Open {
     Call {
         index: usize,
@@ -169,7 +169,7 @@ enum Open {
     Done,
 }
 
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct ResponsesStream {
     items: Vec<Open>,
     ended: bool,
@@ -348,6 +348,10 @@ impl ResponsesStream {
 }
 
 impl ProviderStream for ResponsesStream {
+    fn forked(&self) -> Box<dyn ProviderStream + Send + Sync> {
+        Box::new(self.clone())
+    }
+
     fn event(
         &mut self,
         turn: &mut TurnBuilder,

@@ -9,7 +9,7 @@ use super::TurnError;
 
 /// One event: its `data`, joined. Events without data (a bare `event:` or a comment) are not
 /// delivered.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct SseDecoder {
     /// The line being read, before its end.
     line: Vec<u8>,

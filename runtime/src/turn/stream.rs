@@ -83,7 +83,10 @@ impl StreamReader {
     }
 
     /// The end of the stream: the turn as read. A call that had not ended is cut off, never
-    /// to be dispatched.
+    /// to be dispatched; and when the stream ended before the provider said the turn was
+    /// complete (a connection lost, [`StopReason::Interrupted`](super::StopReason::Interrupted)),
+    /// every call is cut off, those that had ended included: a host dispatches the calls of a
+    /// finished turn, not those a [`StreamEvent::CallEnded`] announced along the way.
     pub fn finish(self) -> Result<AssistantTurn, TurnError> {
         self.finish_with_events().map(|(turn, _)| turn)
     }
@@ -103,7 +106,23 @@ impl StreamReader {
         self.check(result)?;
         let mut turn = self.turn.take().ok_or(TurnError::Finished)?;
         self.grammar.finish(&mut turn, &mut out)?;
+        if turn.interrupted() {
+            turn.cut_every_call("the stream ended before the provider said the turn was complete");
+        }
         Ok((turn.build(), out))
+    }
+
+    /// The same reader, as far as it has read, to read on apart: what the stream would give
+    /// if it ended here ([`finish`](Self::finish) the fork), while the reader goes on.
+    #[must_use]
+    pub fn fork(&self) -> Self {
+        Self {
+            provider: self.provider,
+            sse: self.sse.clone(),
+            grammar: self.grammar.forked(),
+            turn: self.turn.clone(),
+            events: self.events,
+        }
     }
 
     /// The provider this reader reads.
