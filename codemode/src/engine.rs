@@ -52,6 +52,8 @@ pub(crate) enum ToHost {
     Finish {
         seq: u64,
         dispatch: BoxFuture<'static, ToolOutcome>,
+        /// What the call does, as its tool declares it.
+        effect: Option<toolprism::effects::Effect>,
     },
     /// The run is over.
     Done(RunEnd),
@@ -536,6 +538,8 @@ fn call_tool<'js>(
                 .filter(|_| shared.pending.borrow().is_empty());
             let message = match inline {
                 Some(inline) => {
+                    // Kept for the host, should the call wait: later calls are ordered by it.
+                    let effect = inline.dispatcher.effect_of(tool, &args);
                     let before = Instant::now();
                     shared.check_still_wanted(ctx, before)?;
                     let (dispatched, after) =
@@ -547,7 +551,11 @@ fn call_tool<'js>(
                             answer(ctx, reply, &resolve, &reject)?;
                             return Ok(promise.into_value());
                         }
-                        Err(dispatch) => ToHost::Finish { seq, dispatch },
+                        Err(dispatch) => ToHost::Finish {
+                            seq,
+                            dispatch,
+                            effect,
+                        },
                     }
                 }
                 None => ToHost::Call {

@@ -516,7 +516,7 @@ struct Gauge {
 #[toolset]
 impl Gauge {
     /// Holds a slot for a few turns of the executor.
-    #[tool]
+    #[tool(read_only)]
     async fn hold(&self) -> u32 {
         let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
         self.most.fetch_max(now, Ordering::SeqCst);
@@ -528,7 +528,7 @@ impl Gauge {
     }
 
     /// Holds a slot for a while.
-    #[tool]
+    #[tool(read_only)]
     async fn linger(&self) -> u32 {
         let now = self.now.fetch_add(1, Ordering::SeqCst) + 1;
         self.most.fetch_max(now, Ordering::SeqCst);
@@ -550,6 +550,52 @@ async fn concurrent_calls_never_exceed_the_bound_and_do_overlap() {
         json!(30)
     );
     assert_eq!(gauge.most.load(Ordering::SeqCst), 3);
+}
+
+/// Slots a program reads and writes, each write giving way before it lands.
+#[derive(Default)]
+struct Slots(std::sync::Mutex<std::collections::BTreeMap<String, i64>>);
+
+#[toolset]
+impl Slots {
+    /// Sets a slot, after a few turns of the executor: the old value.
+    #[tool(resource = "slot:{key}")]
+    async fn put(&self, #[arg] key: String, #[arg] value: i64) -> i64 {
+        for _ in 0..3 {
+            tokio::task::yield_now().await;
+        }
+        self.0.lock().unwrap().insert(key, value).unwrap_or(0)
+    }
+
+    /// Reads a slot.
+    #[tool(read_only, resource = "slot:{key}")]
+    fn get(&self, #[arg] key: String) -> i64 {
+        self.0.lock().unwrap().get(&key).copied().unwrap_or(0)
+    }
+}
+
+#[tokio::test]
+async fn a_programs_calls_made_at_once_keep_its_order_where_their_effects_meet() {
+    let fixture = fixture_with(Limits::default(), |builder| {
+        builder.toolset_shared(Arc::new(Slots::default()))
+    });
+    let program = r#"
+        const [wrote, read, other] = await Promise.all([
+            tools.put({ key: "a", value: 5 }),
+            tools.get({ key: "a" }),
+            tools.get({ key: "b" }),
+        ]);
+        const [again, last] = await Promise.all([
+            tools.put({ key: "a", value: 7 }),
+            tools.put({ key: "a", value: 9 }),
+        ]);
+        return [wrote, read, other, again, last, await tools.get({ key: "a" })];
+    "#;
+    assert_eq!(
+        value(&run(&fixture.registry, program).await)["result"],
+        json!([0, 5, 0, 5, 7, 9]),
+        "the read of `a` waits for the write to `a`; the writes to `a` keep their order"
+    );
 }
 
 #[tokio::test]

@@ -8,7 +8,7 @@ use syn::{Attribute, LitStr, Path};
 
 use crate::errors::Errors;
 
-const TOOL_OPTIONS: &str = "`name`, `description`, `render`, `presentation_meta`, `struct_name`, `crate`, `title`, `read_only`, `destructive`, `idempotent`, `open_world`, `icon(...)`, `examples`, `timeout`, `defer_loading`, `callers`, `task`, `scopes`";
+const TOOL_OPTIONS: &str = "`name`, `description`, `render`, `presentation_meta`, `struct_name`, `crate`, `title`, `read_only`, `destructive`, `idempotent`, `open_world`, `icon(...)`, `examples`, `timeout`, `defer_loading`, `callers`, `task`, `scopes`, `resource`";
 
 /// The hints a tool may state, as flags.
 const HINTS: [&str; 4] = ["read_only", "destructive", "idempotent", "open_world"];
@@ -45,6 +45,8 @@ pub(crate) struct AboutAttr {
     pub(crate) task: Option<LitStr>,
     /// The OAuth scopes a caller needs.
     pub(crate) scopes: Vec<LitStr>,
+    /// The resource a call touches, as a template over its arguments (`"file:{path}"`).
+    pub(crate) resource: Option<LitStr>,
 }
 
 /// One `icon(src = "…", mime_type = "…", size = "…", theme = "…")`.
@@ -107,6 +109,7 @@ fn parse_tool_option(
         "icon" => parse_icon(&mut attr.about, meta, errors)?,
         "examples" => parse_examples(&mut attr.about, meta, errors)?,
         "scopes" => parse_scopes(&mut attr.about, meta, errors)?,
+        "resource" => parse_resource(&mut attr.about, meta, errors)?,
         "timeout" => parse_timeout(&mut attr.about, meta, errors)?,
         "defer_loading" => {
             if attr.about.defer_loading.is_some() {
@@ -322,6 +325,63 @@ fn parse_scopes(
                 "a scope is printable ASCII without spaces, `\"` or `\\`, e.g. `\"files:write\"`",
             );
         }
+    })
+}
+
+/// `resource = "file:{path}"`: a template over the arguments, checked here.
+fn parse_resource(
+    about: &mut AboutAttr,
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let literal: LitStr = meta.value()?.parse()?;
+    match template_problem(&literal.value()) {
+        None => set(&mut about.resource, literal, meta, errors),
+        Some(problem) => errors.push_spanned(&literal, problem),
+    }
+    Ok(())
+}
+
+/// Why a resource template would be refused (the rules of `toolprism::effects`): `{name}`
+/// of letters, digits and `_`, `{{` and `}}` for braces, at least one argument named.
+fn template_problem(template: &str) -> Option<String> {
+    let example = "e.g. `resource = \"file:{path}\"`";
+    let mut chars = template.chars().peekable();
+    let mut named = false;
+    while let Some(char) = chars.next() {
+        match (char, chars.peek()) {
+            ('{', Some('{')) | ('}', Some('}')) => {
+                chars.next();
+            }
+            ('{', _) => {
+                let mut closed = false;
+                let name: String = chars
+                    .by_ref()
+                    .take_while(|c| {
+                        closed = *c == '}';
+                        !closed
+                    })
+                    .collect();
+                let valid = closed
+                    && !name.is_empty()
+                    && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                if !valid {
+                    return Some(format!(
+                        "a resource names an argument as `{{name}}`, letters, digits and `_`; {example}"
+                    ));
+                }
+                named = true;
+            }
+            ('}', _) => {
+                return Some(format!(
+                    "this `}}` closes nothing (`}}}}` is a brace); {example}"
+                ));
+            }
+            _ => {}
+        }
+    }
+    (!named).then(|| {
+        format!("a resource names at least one argument, or every call touches the same thing; {example}")
     })
 }
 

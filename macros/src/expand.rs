@@ -285,7 +285,11 @@ fn about_steps(tool: &ToolFn, krate: &Path) -> TokenStream {
         quote!(.with_task(#krate::__private::TaskSupport::#variant))
     });
     let scopes = about.scopes.iter().map(|scope| quote!(.with_scope(#scope)));
-    quote!(#title #(#hints)* #(#icons)* #(#examples)* #timeout #defer #callers #task #(#scopes)*)
+    let resource = about
+        .resource
+        .as_ref()
+        .map(|template| quote!(.with_resource(#krate::__private::resource(#template))));
+    quote!(#title #(#hints)* #(#icons)* #(#examples)* #timeout #defer #callers #task #(#scopes)* #resource)
 }
 
 /// `ToolDef::builder(name).description(text)`.

@@ -53,6 +53,13 @@ pub(crate) trait CallScope: Send + Sync + 'static {
     fn report(&self, progress: &Progress);
     fn nested(self: Arc<Self>, call: ToolCall) -> BoxFuture<'static, ToolOutcome>;
     fn tool_names(&self) -> Box<dyn Iterator<Item = &str> + '_>;
+    /// What a nested call of `name` with `arguments` does, as its tool declares it; `None` for
+    /// a tool the snapshot does not have.
+    fn effect_of(
+        &self,
+        name: &str,
+        arguments: &serde_json::Value,
+    ) -> Option<crate::effects::Effect>;
     /// The call's snapshot's tools, erased: this module sits below the one that defines them
     /// (tool search downcasts it).
     fn tools(&self) -> Arc<dyn std::any::Any + Send + Sync>;
@@ -336,6 +343,17 @@ impl NestedDispatcher {
     /// Dispatches one call, as [`ToolContext::dispatch`] does.
     pub fn dispatch(&self, call: ToolCall) -> BoxFuture<'static, ToolOutcome> {
         self.scope.clone().nested(call)
+    }
+
+    /// What a call of `name` with `arguments` would do, as its tool declares it
+    /// ([`effects`](crate::effects)): for ordering calls made at once. `None` for a tool the
+    /// snapshot does not have (its call fails at once, touching nothing).
+    pub fn effect_of(
+        &self,
+        name: &str,
+        arguments: &serde_json::Value,
+    ) -> Option<crate::effects::Effect> {
+        self.scope.effect_of(name, arguments)
     }
 }
 

@@ -35,6 +35,7 @@ pub mod bound;
 mod call;
 pub mod context;
 pub mod depth;
+pub mod effects;
 pub mod error;
 pub mod lower;
 mod outcome;
@@ -405,6 +406,15 @@ pub mod __private {
     /// through that does not parse (a bug) is `null`, which registration then refuses.
     pub fn example(text: &str) -> serde_json::Value {
         serde_json::from_str(text).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// A resource template the macro checked. One it let through that does not parse (a bug
+    /// in the macro) panics here, where the tool is defined.
+    pub fn resource(text: &str) -> crate::effects::ResourceTemplate {
+        match crate::effects::ResourceTemplate::parse(text) {
+            Ok(template) => template,
+            Err(error) => panic!("#[tool(resource)] let through a template it should not: {error}"),
+        }
     }
 
     /// Converts a body's error; spanned on the user's error type, so a missing conversion is

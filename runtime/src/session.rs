@@ -97,6 +97,10 @@ pub struct CallEvent {
     /// called it by `name`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// The host's repair of the call logged before it under the same id, attempt `n` (from
+    /// 1): these are the corrected arguments ([`turn::Repair`](crate::turn::Repair)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repair: Option<u32>,
 }
 
 impl CallEvent {
@@ -110,6 +114,7 @@ impl CallEvent {
             args,
             raw_args,
             title: None,
+            repair: None,
         })
     }
 
@@ -408,8 +413,23 @@ impl SessionLog {
         surface: Surface,
         options: DispatchOptions,
     ) -> Result<ToolOutcome, RecordError> {
+        self.dispatch_logged(snapshot, call, surface, options, None)
+            .await
+    }
+
+    /// [`dispatch_with`](Self::dispatch_with), the call marked as the host's repair of the
+    /// one logged before it (attempt `repair`).
+    pub(crate) async fn dispatch_logged(
+        &self,
+        snapshot: &Snapshot,
+        call: ToolCall,
+        surface: Surface,
+        options: DispatchOptions,
+        repair: Option<u32>,
+    ) -> Result<ToolOutcome, RecordError> {
         let id = call.id().to_owned();
         if let Err(source) = CallEvent::in_snapshot(&call, snapshot)
+            .map(|event| CallEvent { repair, ..event })
             .and_then(|event| self.append(&SessionEvent::ToolCall(event)))
         {
             // The call does not run: its arguments may be too deep to drop by recursion.

@@ -719,6 +719,7 @@ fn call_event(id: &str, args: Value) -> SessionEvent {
         args: Some(args),
         raw_args: None,
         title: None,
+        repair: None,
     })
 }
 

@@ -644,6 +644,7 @@ fn event() -> impl Strategy<Value = SessionEvent> {
                         args: None,
                         raw_args: Some(args.to_string()),
                         title: None,
+                        repair: None,
                     }
                 } else {
                     CallEvent {
@@ -652,6 +653,7 @@ fn event() -> impl Strategy<Value = SessionEvent> {
                         args: Some(wrapped(args, levels)),
                         raw_args: None,
                         title: None,
+                        repair: None,
                     }
                 })
             }),

@@ -12,7 +12,8 @@ use toolprism::tool::{Callers, IconTheme};
     examples = [r#"{"path": "a.txt"}"#, r##"{"path": "# b.md"}"##],
     timeout = "1500ms",
     defer_loading,
-    callers = "both"
+    callers = "both",
+    resource = "file:{path}"
 )]
 fn read(#[arg] path: String) -> String {
     path
@@ -39,6 +40,8 @@ fn main() {
     assert_eq!(read.examples.len(), 2);
     assert_eq!(read.timeout, Some(Duration::from_millis(1500)));
     assert!(read.defer_loading);
+    let template = read.resource.as_ref().unwrap();
+    assert_eq!(template.resource(&serde_json::json!({"path": "a.txt"})).as_deref(), Some("file:a.txt"));
     let delete = snapshot.definition("delete").unwrap().about();
     assert_eq!(delete.callers, Callers::Programs);
     assert_eq!(delete.timeout, Some(Duration::from_secs(120)));

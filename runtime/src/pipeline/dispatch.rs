@@ -15,7 +15,7 @@ use crate::depth::{self, Shape};
 use crate::error::{FailureError, FailureKind};
 use crate::outcome::{DispatchToken, ToolOutcome};
 use crate::panic::{catch, contain};
-use crate::schema::{Plan, coerce_integral_floats, describe_violations, strip_refused_nulls};
+use crate::schema::{Plan, coerce_integral_floats, describe_input_violations, strip_refused_nulls};
 use crate::text::printable;
 use crate::tool::{CompiledTool, ToolTable};
 
@@ -382,7 +382,7 @@ fn start(
         // `null` for an optional property is how strict-mode models leave it out.
         let stripped = shape.null && strip_refused_nulls(schema, tool.input_draft_07, &mut args);
         if !(stripped && tool.input.is_valid(&args)) {
-            let violations = describe_violations(&tool.input, &args);
+            let violations = describe_input_violations(&tool.input, schema, &args);
             return Started::Ended(failure(input_error(tool, &violations)));
         }
     }
@@ -556,6 +556,11 @@ impl CallScope for Chain {
 
     fn tools(&self) -> Arc<dyn std::any::Any + Send + Sync> {
         self.table.clone()
+    }
+
+    fn effect_of(&self, name: &str, arguments: &Value) -> Option<crate::effects::Effect> {
+        let tool = self.table.get(name)?;
+        Some(tool.definition.about().effect_of(arguments))
     }
 }
 

@@ -605,6 +605,25 @@ pub(crate) fn json_type(value: &Value) -> &'static str {
 /// Explains why `instance` fails `validator`, one line per violation — where, which keyword,
 /// what — bounded in length whatever the instance holds.
 pub(crate) fn describe_violations(validator: &Validator, instance: &Value) -> String {
+    describe_violations_of(validator, None, instance)
+}
+
+/// [`describe_violations`], each violation followed by what was expected there (the part of
+/// `schema` holding the keyword it broke) and what was given, each at most
+/// [`MAX_QUOTED_BYTES`] of compact JSON: what a model (or a repair hook) needs to mend a call.
+pub(crate) fn describe_input_violations(
+    validator: &Validator,
+    schema: &Value,
+    instance: &Value,
+) -> String {
+    describe_violations_of(validator, Some(schema), instance)
+}
+
+fn describe_violations_of(
+    validator: &Validator,
+    schema: Option<&Value>,
+    instance: &Value,
+) -> String {
     let mut listed = Vec::with_capacity(MAX_LISTED_VIOLATIONS);
     let mut total = 0;
     for error in validator.iter_errors(instance).take(MAX_COUNTED_VIOLATIONS) {
@@ -619,12 +638,19 @@ pub(crate) fn describe_violations(validator: &Validator, instance: &Value) -> St
         } else {
             error.masked().to_string()
         };
-        listed.push(format!(
+        let mut line = format!(
             "- at `{}` (`{}`): {}",
             truncate(at, MAX_VIOLATION_MESSAGE),
             error.kind().keyword(),
             truncate(&message, MAX_VIOLATION_MESSAGE)
-        ));
+        );
+        if let Some(schema) = schema {
+            if let Some(expected) = keyword_holder(schema, error.evaluation_path().as_str()) {
+                let _ = write!(line, "\n  expected: {}", quoted(expected));
+            }
+            let _ = write!(line, "\n  given: {}", quoted(error.instance()));
+        }
+        listed.push(line);
     }
     let mut text = listed.join("\n");
     if total > listed.len() {
@@ -637,6 +663,81 @@ pub(crate) fn describe_violations(validator: &Validator, instance: &Value) -> St
         let _ = write!(text, "\n- and {more}{plus} more");
     }
     text
+}
+
+/// The part of `schema` holding the keyword at `path` (an evaluation path, through `$ref`s:
+/// followed where the schema has them, passed over where they were inlined). `None` when the
+/// path leads nowhere or its keyword is not there: an advertised schema may differ from the one
+/// validated against, and a fragment that does not hold the keyword would mislead.
+fn keyword_holder<'a>(schema: &'a Value, path: &str) -> Option<&'a Value> {
+    let segments: Vec<String> = path
+        .split('/')
+        .skip(1)
+        .map(|segment| segment.replace("~1", "/").replace("~0", "~"))
+        .collect();
+    let (keyword, walk) = segments.split_last()?;
+    let mut at = schema;
+    for segment in walk {
+        at = match (segment.as_str(), at) {
+            ("$ref", Value::Object(_)) => through_refs(schema, at),
+            (key, Value::Object(map)) => {
+                map.get(key).or_else(|| through_refs(schema, at).get(key))?
+            }
+            (index, Value::Array(items)) => items.get(index.parse::<usize>().ok()?)?,
+            _ => return None,
+        };
+    }
+    [at, through_refs(schema, at)]
+        .into_iter()
+        .find(|holder| holder.get(keyword.as_str()).is_some())
+}
+
+/// `at`, or what its `$ref` names (the validator may have had the reference inlined), a few
+/// hops at most.
+fn through_refs<'a>(schema: &'a Value, mut at: &'a Value) -> &'a Value {
+    for _ in 0..16 {
+        match at
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|reference| resolve(schema, reference))
+        {
+            Some(target) => at = target,
+            None => break,
+        }
+    }
+    at
+}
+
+/// The most bytes of a schema fragment or a value quoted in an input error.
+pub const MAX_QUOTED_BYTES: usize = 200;
+
+/// A value as compact JSON, cut at [`MAX_QUOTED_BYTES`] (with `…`): written only that far,
+/// however large the value.
+fn quoted(value: &Value) -> String {
+    /// Takes bytes until it is full, then refuses more, which ends the writing.
+    struct Bounded(Vec<u8>);
+    impl std::io::Write for Bounded {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            let room = (MAX_QUOTED_BYTES + 1).saturating_sub(self.0.len());
+            if room == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            let taken = bytes.len().min(room);
+            self.0.extend_from_slice(&bytes[..taken]);
+            Ok(taken)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Bounded(Vec::new());
+    let complete = serde_json::to_writer(&mut out, value).is_ok();
+    let text = String::from_utf8_lossy(&out.0).into_owned();
+    if complete && text.len() <= MAX_QUOTED_BYTES {
+        text
+    } else {
+        format!("{}…", crate::text::head(&text, MAX_QUOTED_BYTES))
+    }
 }
 
 /// Whether a value is short enough to quote back in an error message.

@@ -37,6 +37,11 @@ pub struct ToolAbout {
     /// The OAuth scopes a caller needs (an MCP server behind authorization refuses a token
     /// without them, and lists the tool only to one that has them).
     pub scopes: Vec<String>,
+    /// The resource a call touches, named from its arguments
+    /// ([`effects`](crate::effects)): calls on different resources may overlap even when
+    /// they write.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource: Option<crate::effects::ResourceTemplate>,
     /// It is a tool search ([`ToolSearch`](crate::search::ToolSearch)): lowered for OpenAI
     /// Responses as its client-side `tool_search` tool.
     #[serde(skip)]
@@ -196,6 +201,22 @@ impl Callers {
 }
 
 impl ToolAbout {
+    /// What a call of the tool does with these arguments, as it declares
+    /// ([`effects`](crate::effects)): a read when it says it is read-only, a write otherwise;
+    /// on the resource its template names.
+    pub fn effect_of(&self, arguments: &Value) -> crate::effects::Effect {
+        use crate::effects::Effect;
+        let resource = self
+            .resource
+            .as_ref()
+            .and_then(|template| template.resource(arguments));
+        if self.hints.read_only == Some(true) {
+            Effect::read(resource)
+        } else {
+            Effect::write(resource)
+        }
+    }
+
     /// Why registration would refuse this account of a tool: a tool both read-only and
     /// destructive, an empty title, an icon whose address is not http(s) or `data:`, whose
     /// media type is not `type/subtype` or whose size is not `WIDTHxHEIGHT` or `any`, a zero

@@ -336,6 +336,20 @@ impl CompiledTool {
                 problem,
             });
         }
+        if let Some(template) = &def.about.resource {
+            let properties = input_schema.get("properties").and_then(Value::as_object);
+            if let Some(unknown) = template
+                .arguments()
+                .find(|name| !properties.is_some_and(|known| known.contains_key(*name)))
+            {
+                return Err(RegistrationError::About {
+                    name: def.name.clone(),
+                    problem: format!(
+                        "its resource template `{template}` names `{unknown}`, which is not one of its arguments"
+                    ),
+                });
+            }
+        }
         for (index, example) in def.about.examples.iter().enumerate() {
             if let Err(error) = check_depth(example) {
                 return Err(RegistrationError::Example {

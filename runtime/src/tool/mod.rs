@@ -315,6 +315,15 @@ impl ToolDef {
         self
     }
 
+    /// Names the resource a call touches, from its arguments
+    /// ([`effects`](crate::effects)): `ResourceTemplate::parse("file:{path}")`. Each argument
+    /// it names must be a property of the input schema (checked at registration).
+    #[must_use]
+    pub fn with_resource(mut self, template: crate::effects::ResourceTemplate) -> Self {
+        self.about.resource = Some(template);
+        self
+    }
+
     /// Whether a call may run on as a task its caller polls (MCP tasks); never, by default.
     #[must_use]
     pub fn with_task(mut self, task: TaskSupport) -> Self {

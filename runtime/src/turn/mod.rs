@@ -61,6 +61,9 @@ mod next;
 mod openai_chat;
 mod openai_responses;
 mod read;
+mod repair;
+mod run;
+mod schedule;
 mod sse;
 mod stream;
 
@@ -76,8 +79,9 @@ use crate::outcome::{ToolFailure, ToolOutcome};
 
 pub use conversation::{Conversation, ProviderRequest};
 pub use grammar::StreamEvent;
-pub use next::{RunOptions, run_calls};
 pub use read::{read_response, read_response_with};
+pub use repair::{Repair, RepairRequest};
+pub use run::{Retry, RunOptions, run_calls};
 pub use stream::StreamReader;
 
 /// What one reader may hold. The defaults suit any provider's real traffic; a host lowers them

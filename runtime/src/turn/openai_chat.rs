@@ -132,17 +132,7 @@ impl ChatStream {
         let function = delta.get("function");
         let name = function.and_then(|f| str_field(f, "name"));
         let id = str_field(delta, "id");
-        let position = match delta.get("index") {
-            Some(index) => {
-                let index = index
-                    .as_u64()
-                    .ok_or("a tool call `index` that is not a number")?;
-                usize::try_from(index).map_err(|_| "a tool call index out of range")?
-            }
-            // Some OpenAI-compatible servers (Mistral's) send no `index`: a delta with an id
-            // of its own starts a call, any other continues the call in progress.
-            None => self.unindexed_position(turn, id)?,
-        };
+        let position = self.position(turn, delta, id)?;
         match position.cmp(&self.calls.len()) {
             std::cmp::Ordering::Equal => {
                 let Some(name) = name else {
@@ -205,6 +195,26 @@ impl ChatStream {
             delta: fragment.to_owned(),
         });
         Ok(())
+    }
+
+    /// The call a delta is for: its `index`, or where a delta without one goes.
+    fn position(
+        &self,
+        turn: &TurnBuilder,
+        delta: &Value,
+        id: Option<&str>,
+    ) -> Result<usize, EventError> {
+        match delta.get("index") {
+            Some(index) => {
+                let index = index
+                    .as_u64()
+                    .ok_or("a tool call `index` that is not a number")?;
+                Ok(usize::try_from(index).map_err(|_| "a tool call index out of range")?)
+            }
+            // Some OpenAI-compatible servers (Mistral's) send no `index`: a delta with an id
+            // of its own starts a call, any other continues the call in progress.
+            None => self.unindexed_position(turn, id),
+        }
     }
 
     /// Where a delta without `index` goes: a new call when it carries an id no call has (or no
