@@ -60,10 +60,9 @@ fn insert_level_with_spaces(floor: Floor) -> usize {
 /// The recorded turn: Gemini (through `OpenRouter`) calls the tool with `"living-room"`, a
 /// space type the schema does not have.
 fn recorded_turn() -> toolprism::turn::AssistantTurn {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/wire-transcripts-2/openai-chat__nonstream__openrouter-gemini-nested-array-args.json"
-    );
+    let path = toolprism_tests::wire_transcripts()
+        .with_file_name("wire-transcripts-2")
+        .join("openai-chat__nonstream__openrouter-gemini-nested-array-args.json");
     let body = std::fs::read(path).unwrap();
     read_response(Provider::OpenAiChat, &body).unwrap()
 }
