@@ -1,44 +1,5 @@
-//! The durable session log: an append-only JSON Lines file of tool calls and their results,
-//! and the replay that shows a saved session exactly as it was shown live, running no tool.
-//!
-//! # Event format, version 1
-//!
-//! One JSON object per line, with the format version `v` and a `kind`:
-//!
-//! ```text
-//! {"v":1,"kind":"tool_call","id":"call_1","name":"read","args":{"path":"a.txt"}}
-//! {"v":1,"kind":"tool_result","id":"call_1","content":[{"type":"text","text":"…"}],"is_error":false,"meta":{"card":"read",…}}
-//! {"v":1,"kind":"nested_result","parent_id":"call_2","id":"n1","name":"grep","content":[…],"is_error":false}
-//! ```
-//!
-//! - `tool_call`: `id`, `name`, and `args` (the arguments as JSON) or `raw_args` (the text a
-//!   provider sent, when it was not valid JSON).
-//! - `tool_result`: `id`, `content` (what the model saw, after policies and bounding),
-//!   `is_error`, `error` (`{message, info?: {name, code}}`, failures only) and `meta`
-//!   (presentation metadata, when there was any).
-//! - `nested_result`: a dispatch made by a program during the call `parent_id`: its rendered
-//!   `content` and `is_error` only.
-//!
-//! The canonical value is never stored: it is execution-local. Readers skip kinds they do not
-//! know (with a warning) and ignore fields they do not know, so later versions may add both.
-//!
-//! # Writer and reader agree
-//!
-//! The writer refuses, at write time, every event the reader would not give back as it was
-//! written: JSON (`args`, `meta`) nested deeper than [`MAX_DEPTH`](crate::depth::MAX_DEPTH), and lines longer than
-//! [`MAX_EVENT_BYTES`]. Both run the same check, so an event shown live is never silently
-//! dropped on replay. Raw arguments that parse into JSON too deep to log are logged as the text
-//! the provider sent, which is faithful at any depth.
-//!
-//! # Durability
-//!
-//! Each event is one `write` of one line to a file opened for appending, so lines are never
-//! interleaved. Every append starts on a fresh line: if the file does not end with a newline
-//! (a torn line left by a crash, or by another writer), one is written first. A torn line is
-//! reported on open and skipped (and reported) by [`SessionLog::read`]; nothing before or after
-//! it is lost or rewritten. With [`LogOptions::fsync`], every event is flushed to disk before
-//! `append` returns. The reader streams: it holds one line at a time, and skips (and reports)
-//! a line longer than [`MAX_EVENT_BYTES`] without holding it.
+//! The log file: appending one event per line, reading back every event it can, and
+//! dispatching a call with its events.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
@@ -48,165 +9,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::events::{
+    CallEvent, LOG_FORMAT_VERSION, MAX_EVENT_BYTES, NestedEvent, ResultEvent, SessionEvent,
+    check_event, unloggable,
+};
 use crate::call::{Surface, ToolCall};
-use crate::depth::check_depth;
-use crate::error::FailureError;
 use crate::outcome::ToolOutcome;
 use crate::pipeline::{DispatchOptions, NestedRecorder, NestedRecording, Snapshot};
-use crate::present::ContentBlock;
-use crate::present::{Card, present_call, present_result};
-use crate::value::present_json;
-
-/// The event format version this crate writes.
-pub const LOG_FORMAT_VERSION: u64 = 1;
-
-/// The longest line (one event, newline excluded) the writer writes and the reader reads.
-pub const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
-
-/// One durable event.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum SessionEvent {
-    /// A call, as the model made it.
-    ToolCall(CallEvent),
-    /// What the model saw of a call's result.
-    ToolResult(ResultEvent),
-    /// What a program saw of a nested dispatch made during a call.
-    NestedResult(NestedEvent),
-}
-
-/// A call, as the model made it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CallEvent {
-    /// The call id.
-    pub id: String,
-    /// The tool name the model asked for.
-    pub name: String,
-    /// The arguments, when they were JSON (`null` included).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present_json"
-    )]
-    pub args: Option<Value>,
-    /// The arguments as the provider sent them, when they were not valid JSON.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub raw_args: Option<String>,
-    /// The tool's title, when the snapshot that ran the call knew one (for a UI: the model
-    /// called it by `name`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// The host's repair of the call logged before it under the same id, attempt `n` (from
-    /// 1): these are the corrected arguments ([`turn::Repair`](crate::turn::Repair)).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub repair: Option<u32>,
-}
-
-impl CallEvent {
-    fn of(call: &ToolCall) -> io::Result<Self> {
-        let (args, raw_args) = call
-            .logged_args()
-            .map_err(|error| unloggable(&format!("its arguments nest {error}")))?;
-        Ok(Self {
-            id: call.id().to_owned(),
-            name: call.name().to_owned(),
-            args,
-            raw_args,
-            title: None,
-            repair: None,
-        })
-    }
-
-    /// The call as `snapshot` knows it: with its tool's title.
-    fn in_snapshot(call: &ToolCall, snapshot: &Snapshot) -> io::Result<Self> {
-        let mut event = Self::of(call)?;
-        event.title = snapshot
-            .definition(call.name())
-            .and_then(|tool| tool.about().title.clone());
-        Ok(event)
-    }
-
-    /// The arguments for presentation: the JSON, or the raw text as a string.
-    pub fn shown_args(&self) -> Value {
-        match (&self.args, &self.raw_args) {
-            (Some(args), _) => args.clone(),
-            (None, Some(raw)) => Value::String(raw.clone()),
-            (None, None) => Value::Null,
-        }
-    }
-}
-
-/// What the model saw of a call's result.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ResultEvent {
-    /// The call id.
-    pub id: String,
-    /// The content, after policies and bounding.
-    pub content: Vec<ContentBlock>,
-    /// Whether the call failed.
-    pub is_error: bool,
-    /// The error of a failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<FailureError>,
-    /// Presentation metadata, when there was any (`null` included).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present_json"
-    )]
-    pub meta: Option<Value>,
-}
-
-impl ResultEvent {
-    fn of(id: &str, outcome: &ToolOutcome) -> Self {
-        Self {
-            id: id.to_owned(),
-            content: outcome.content().to_vec(),
-            is_error: outcome.is_error(),
-            error: outcome.error().cloned(),
-            meta: outcome.meta().cloned(),
-        }
-    }
-}
-
-/// What a program saw of a nested dispatch: its rendered content and whether it failed.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct NestedEvent {
-    /// The call during which the program made this dispatch.
-    pub parent_id: String,
-    /// The nested call's id.
-    pub id: String,
-    /// The tool it called.
-    pub name: String,
-    /// Its rendered content.
-    pub content: Vec<ContentBlock>,
-    /// Whether it failed.
-    pub is_error: bool,
-}
-
-/// Logs a nested dispatch made during a logged call. Nested dispatch cannot fail for the
-/// log's sake (the program already has the value), so a write error is reported by `tracing`
-/// only.
-impl NestedRecorder for SessionLog {
-    fn record(&self, parent_id: &str, id: String, name: String, outcome: &ToolOutcome) {
-        if let Err(error) = self.append(&NestedEvent::of(parent_id, id, name, outcome)) {
-            tracing::warn!(parent_id, %error, "a nested result could not be logged");
-        }
-    }
-}
-
-impl NestedEvent {
-    fn of(parent_id: &str, id: String, name: String, outcome: &ToolOutcome) -> SessionEvent {
-        SessionEvent::NestedResult(Self {
-            parent_id: parent_id.to_owned(),
-            id,
-            name,
-            content: outcome.content().to_vec(),
-            is_error: outcome.is_error(),
-        })
-    }
-}
 
 /// How a log is written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -518,27 +327,6 @@ impl SessionLog {
     }
 }
 
-/// Why an event cannot be logged faithfully.
-fn unloggable(problem: &str) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!("this event cannot be logged faithfully: {problem}"),
-    )
-}
-
-/// The rule writer and reader share: what an event may hold to be read back as written.
-fn check_event(event: &SessionEvent) -> Result<(), String> {
-    let (json, what) = match event {
-        SessionEvent::ToolCall(call) => (call.args.as_ref(), "its arguments"),
-        SessionEvent::ToolResult(result) => (result.meta.as_ref(), "its presentation metadata"),
-        SessionEvent::NestedResult(_) => (None, ""),
-    };
-    match json.map(check_depth) {
-        Some(Err(error)) => Err(format!("{what} nest {error}")),
-        _ => Ok(()),
-    }
-}
-
 /// Whether the file is empty or ends with a newline.
 fn ends_with_newline(file: &mut File) -> io::Result<bool> {
     let len = file.seek(SeekFrom::End(0))?;
@@ -684,70 +472,13 @@ fn parse_line(line: &[u8]) -> Result<Option<SessionEvent>, Problem> {
     Ok(Some(event))
 }
 
-/// One call of a replayed session, with everything the UI and the model were shown.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ReplayedCall {
-    /// The call as logged.
-    pub call: CallEvent,
-    /// The call's card.
-    pub call_card: Card,
-    /// The result, if the log has one.
-    pub result: Option<ReplayedResult>,
-    /// Nested dispatches made during the call: rendered content and error flag only.
-    pub nested: Vec<NestedEvent>,
-}
-
-/// A replayed result.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ReplayedResult {
-    /// What the model saw.
-    pub content: Vec<ContentBlock>,
-    /// Whether the call failed.
-    pub is_error: bool,
-    /// The error of a failure.
-    pub error: Option<FailureError>,
-    /// The result's card.
-    pub card: Card,
-}
-
-/// Rebuilds what a session showed, from its events alone: no tool runs. The cards come from
-/// [`present_call`] and [`present_result`], the pure functions the live session used.
-pub fn replay(events: &[SessionEvent]) -> Vec<ReplayedCall> {
-    let mut calls: Vec<ReplayedCall> = Vec::new();
-    for event in events {
-        match event {
-            SessionEvent::ToolCall(call) => calls.push(ReplayedCall {
-                call_card: present_call(&call.name, &call.shown_args()),
-                call: call.clone(),
-                result: None,
-                nested: Vec::new(),
-            }),
-            SessionEvent::ToolResult(result) => {
-                if let Some(call) = calls.iter_mut().rev().find(|c| c.call.id == result.id) {
-                    call.result = Some(ReplayedResult {
-                        card: present_result(
-                            &call.call.name,
-                            &call.call.shown_args(),
-                            &result.content,
-                            result.is_error,
-                            result.meta.as_ref(),
-                        ),
-                        content: result.content.clone(),
-                        is_error: result.is_error,
-                        error: result.error.clone(),
-                    });
-                }
-            }
-            SessionEvent::NestedResult(nested) => {
-                if let Some(call) = calls
-                    .iter_mut()
-                    .rev()
-                    .find(|c| c.call.id == nested.parent_id)
-                {
-                    call.nested.push(nested.clone());
-                }
-            }
+/// Logs a nested dispatch made during a logged call. Nested dispatch cannot fail for the
+/// log's sake (the program already has the value), so a write error is reported by `tracing`
+/// only.
+impl NestedRecorder for SessionLog {
+    fn record(&self, parent_id: &str, id: String, name: String, outcome: &ToolOutcome) {
+        if let Err(error) = self.append(&NestedEvent::of(parent_id, id, name, outcome)) {
+            tracing::warn!(parent_id, %error, "a nested result could not be logged");
         }
     }
-    calls
 }
