@@ -37,6 +37,7 @@ pub fn of(outcome: &ToolOutcome) -> u8 {
         Some(
             FailureKind::DeniedByPolicy
             | FailureKind::RefusedByApprover
+            | FailureKind::DecisionPending
             | FailureKind::BlockedByPolicy
             | FailureKind::ToolsDisabled,
         ) => STOPPED_BY_POLICY,

@@ -68,11 +68,17 @@ pub enum FailureKind {
     /// The caller the call runs for lacks a scope the tool needs
     /// ([`access`](crate::access)); the body never ran.
     ScopeMissing,
+    /// A policy asked for approval and nobody can answer now ([`Approval::Pending`]): the body
+    /// did not run, and the call waits for a decision
+    /// ([`Decisions`](crate::session::Decisions)). Not an answer for the model.
+    ///
+    /// [`Approval::Pending`]: crate::pipeline::Approval::Pending
+    DecisionPending,
 }
 
 impl FailureKind {
     /// Every kind, for matching a code back to its kind.
-    const ALL: [Self; 19] = [
+    const ALL: [Self; 20] = [
         Self::InvalidInput,
         Self::InvalidOutput,
         Self::UnknownTool,
@@ -92,6 +98,7 @@ impl FailureKind {
         Self::InputRequired,
         Self::InvalidAnswer,
         Self::ScopeMissing,
+        Self::DecisionPending,
     ];
 
     /// The machine-readable code, e.g. `"INVALID_TOOL_INPUT"`.
@@ -116,6 +123,7 @@ impl FailureKind {
             Self::InputRequired => "INPUT_REQUIRED",
             Self::InvalidAnswer => "INVALID_INPUT_ANSWER",
             Self::ScopeMissing => "INSUFFICIENT_SCOPE",
+            Self::DecisionPending => "DECISION_PENDING",
         }
     }
 
@@ -141,6 +149,7 @@ impl FailureKind {
             Self::InputRequired => "InputRequired",
             Self::InvalidAnswer => "InvalidInputAnswer",
             Self::ScopeMissing => "ToolForbidden",
+            Self::DecisionPending => "DecisionPending",
         }
     }
 
@@ -192,6 +201,8 @@ pub mod codes {
     pub const INVALID_INPUT_ANSWER: &str = FailureKind::InvalidAnswer.code();
     /// [`FailureKind::ScopeMissing`].
     pub const INSUFFICIENT_SCOPE: &str = FailureKind::ScopeMissing.code();
+    /// [`FailureKind::DecisionPending`].
+    pub const DECISION_PENDING: &str = FailureKind::DecisionPending.code();
 }
 
 /// The failure a tool body returns: one message for the model, and optionally a class

@@ -191,6 +191,30 @@ pub struct OutcomeParts {
 }
 
 impl ToolOutcome {
+    /// An outcome given back from a session log: what the model was shown, with the value of
+    /// a success (checked within the depth limit when the log was read).
+    pub(crate) fn from_log(
+        content: Vec<ContentBlock>,
+        meta: Option<Value>,
+        result: Result<Value, FailureError>,
+    ) -> Self {
+        match result {
+            Ok(value) => Self::Success(ToolSuccess {
+                value: FrozenValue::freeze(value),
+                content,
+                meta,
+                additional_contexts: Vec::new(),
+                token: DispatchToken::fresh(),
+            }),
+            Err(error) => Self::Failure(ToolFailure {
+                error: Box::new(error),
+                content,
+                meta,
+                additional_contexts: Vec::new(),
+            }),
+        }
+    }
+
     /// Whether the call failed.
     pub fn is_error(&self) -> bool {
         matches!(self, Self::Failure(_))

@@ -21,7 +21,8 @@ use toolprism::error::{ErrorInfo, FailureError, codes};
 use toolprism::lower::{self, object_root};
 use toolprism::prelude::*;
 use toolprism::session::{
-    CallEvent, LogOptions, NestedEvent, ResultEvent, SessionEvent, SessionLog,
+    CallEvent, Decision, DecisionEvent, DecisionRequest, LogOptions, NestedEvent, ResultEvent,
+    SessionEvent, SessionLog,
 };
 use toolprism_tests::{TempDir, code, text};
 
@@ -662,9 +663,10 @@ fn event() -> impl Strategy<Value = SessionEvent> {
             content.clone(),
             any::<bool>(),
             proptest::option::of((json_value(), 0_usize..70)),
-            any::<String>()
+            any::<String>(),
+            proptest::option::of((json_value(), 0_usize..70)),
         )
-            .prop_map(|(id, content, is_error, meta, message)| {
+            .prop_map(|(id, content, is_error, meta, message, value)| {
                 SessionEvent::ToolResult(ResultEvent {
                     id,
                     content,
@@ -677,6 +679,7 @@ fn event() -> impl Strategy<Value = SessionEvent> {
                         }),
                     }),
                     meta: meta.map(|(meta, levels)| wrapped(meta, levels)),
+                    value: value.map(|(value, levels)| wrapped(value, levels)),
                 })
             }),
         (
@@ -693,6 +696,49 @@ fn event() -> impl Strategy<Value = SessionEvent> {
                     name,
                     content,
                     is_error,
+                })
+            }),
+        (
+            any::<String>(),
+            json_value(),
+            0_usize..70,
+            json_value(),
+            0_usize..70,
+            0_u8..6,
+        )
+            .prop_map(|(id, args, levels, given, given_levels, choice)| {
+                let given = wrapped(given, given_levels);
+                let decision = match choice {
+                    0 => Decision::Approve,
+                    1 => Decision::Edit { arguments: given },
+                    2 => Decision::Reject { reason: id.clone() },
+                    3 => Decision::Substitute { result: given },
+                    4 => Decision::AllowAlways {
+                        arguments: Some(given),
+                    },
+                    _ => Decision::AllowAlways { arguments: None },
+                };
+                let definition = toolprism::tool::Fingerprint::of_definition(&json!({})).unwrap();
+                let args = wrapped(args, levels);
+                if choice == 5 {
+                    return SessionEvent::DecisionRequested(DecisionRequest {
+                        id,
+                        name: "write".into(),
+                        args,
+                        definition,
+                        policy: "ask".into(),
+                        question: "Write?".into(),
+                        at: 1,
+                    });
+                }
+                SessionEvent::Decided(DecisionEvent {
+                    id,
+                    name: "write".into(),
+                    args,
+                    policy: "ask".into(),
+                    definition,
+                    decision,
+                    at: 2,
                 })
             }),
     ]

@@ -12,11 +12,14 @@ use crate::bound::{BoundLimits, meta_fits};
 use crate::call::{SmolStr, Surface};
 use crate::context::{ProgressSink, StateMap, ToolContext};
 use crate::depth;
+use crate::depth::Shape;
 use crate::error::{FailureError, FailureKind};
 use crate::outcome::{DispatchToken, ToolFailure, ToolOutcome, ToolSuccess};
 use crate::panic::{catch, contain};
 use crate::present::{ContentBlock, MetaError};
-use crate::schema::describe_violations;
+use crate::schema::{
+    coerce_integral_floats, describe_input_violations, describe_violations, strip_refused_nulls,
+};
 use crate::tool::{BodyError, CompiledTool, Kept, ToolTable};
 use crate::value::FrozenValue;
 
@@ -176,6 +179,23 @@ fn shown_duration(duration: Duration) -> String {
 }
 
 impl Chain {
+    /// This call with other arguments (a person's edit), validated by the caller.
+    pub(super) fn with_args(&self, args: Value) -> Self {
+        Self {
+            stages: self.stages.clone(),
+            table: self.table.clone(),
+            tool: self.tool.clone(),
+            id: self.id.clone(),
+            name: self.name.clone(),
+            args,
+            surface: self.surface,
+            token: self.token,
+            progress: self.progress.clone(),
+            extensions: self.extensions.clone(),
+            nesting: self.nesting,
+        }
+    }
+
     pub(super) fn limits(&self) -> &BoundLimits {
         self.tool.limits.as_ref().unwrap_or(&self.stages.limits)
     }
@@ -337,6 +357,33 @@ fn default_render(value: &Value) -> Vec<ContentBlock> {
 
 pub(super) fn failure(error: FailureError) -> ToolOutcome {
     ToolOutcome::Failure(ToolFailure::new(error))
+}
+
+/// The arguments as the body gets them, or why they are refused: valid against the input
+/// schema (the plan decides those it accepts; the validator, all others, and explains), a
+/// `null` for an optional property left out (how strict-mode models leave it out), integral
+/// floats made integers where the schema wants integers. `args` is within the depth limit, as
+/// `shape` measured it.
+pub(super) fn validated_args(
+    tool: &CompiledTool,
+    mut args: Value,
+    shape: Shape,
+) -> Result<Value, String> {
+    let schema = tool.definition.input_schema();
+    let accepted = tool
+        .input_plan
+        .as_ref()
+        .is_some_and(|plan| plan.accepts(&args));
+    if !accepted && !tool.input.is_valid(&args) {
+        let stripped = shape.null && strip_refused_nulls(schema, tool.input_draft_07, &mut args);
+        if !(stripped && tool.input.is_valid(&args)) {
+            return Err(describe_input_violations(&tool.input, schema, &args));
+        }
+    }
+    if shape.integral_float {
+        coerce_integral_floats(schema, tool.input_draft_07, &mut args);
+    }
+    Ok(args)
 }
 
 pub(super) fn input_error(tool: &CompiledTool, problems: &str) -> FailureError {

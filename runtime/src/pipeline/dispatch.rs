@@ -15,12 +15,13 @@ use crate::depth::{self, Shape};
 use crate::error::{FailureError, FailureKind};
 use crate::outcome::{DispatchToken, ToolOutcome};
 use crate::panic::{catch, contain};
-use crate::schema::{Plan, coerce_integral_floats, describe_input_violations, strip_refused_nulls};
+use crate::schema::Plan;
 use crate::text::printable;
 use crate::tool::{CompiledTool, ToolTable};
 
-use super::chain::{Chain, failure, input_error, malformed, run_body, run_chain};
-use super::policy::{Approval, ApprovalRequest, PostAction, PreDecision};
+use super::approve::{Verdict, pre_execute};
+use super::chain::{Chain, failure, input_error, malformed, run_body, run_chain, validated_args};
+use super::policy::PostAction;
 use super::stages::Stages;
 use super::wrap::ExecuteCall;
 
@@ -368,27 +369,14 @@ fn start(
 
     // 2. Validate the arguments before anything else sees them, so that policies (and a
     //    human asked to approve) judge well-formed arguments.
-    let (mut args, shape) = match args {
+    let (args, shape) = match args {
         Ok(measured) => measured,
         Err(problem) => return Started::Ended(failure(input_error(tool, &format!("- {problem}")))),
     };
-    let schema = tool.definition.input_schema();
-    // The plan decides the arguments it accepts; the validator, all others (and explains).
-    let accepted = tool
-        .input_plan
-        .as_ref()
-        .is_some_and(|plan| plan.accepts(&args));
-    if !accepted && !tool.input.is_valid(&args) {
-        // `null` for an optional property is how strict-mode models leave it out.
-        let stripped = shape.null && strip_refused_nulls(schema, tool.input_draft_07, &mut args);
-        if !(stripped && tool.input.is_valid(&args)) {
-            let violations = describe_input_violations(&tool.input, schema, &args);
-            return Started::Ended(failure(input_error(tool, &violations)));
-        }
-    }
-    if shape.integral_float {
-        coerce_integral_floats(schema, tool.input_draft_07, &mut args);
-    }
+    let args = match validated_args(tool, args, shape) {
+        Ok(args) => args,
+        Err(violations) => return Started::Ended(failure(input_error(tool, &violations))),
+    };
     let chain = Arc::new(Chain {
         stages: target.stages.clone(),
         table: target.table.clone(),
@@ -412,17 +400,26 @@ fn start(
 )]
 fn run(chain: Arc<Chain>) -> impl Future<Output = ToolOutcome> + Send {
     async move {
-        let stages = &chain.stages;
         // 3. Pre-execute policies. Boxed, like every await below that may not come: what is
-        //    rare stays out of the dispatch future.
-        if !stages.pre.is_empty()
-            && let Err(error) = Box::pin(pre_execute(stages, &ExecuteCall(chain.clone()))).await
-        {
-            return failure(error);
-        }
+        //    rare stays out of the dispatch future. An approver may edit the arguments, or
+        //    answer in the body's place.
+        let (chain, substitute) = if chain.stages.pre.is_empty() {
+            (chain, None)
+        } else {
+            match Box::pin(pre_execute(chain)).await {
+                Ok(Verdict::Run(chain)) => (chain, None),
+                Ok(Verdict::Substitute(chain, value)) => (chain, Some(value)),
+                Err(error) => return failure(error),
+            }
+        };
 
         // 4–7. Wrappers around the body; every success they hand back is normalized.
-        let outcome = if stages.wrappers.is_empty() {
+        let outcome = if let Some(value) = substitute {
+            match chain.freeze(value) {
+                Ok(value) => chain.normalize(value, None, None, None),
+                Err(error) => failure(error),
+            }
+        } else if chain.stages.wrappers.is_empty() {
             // No wrapper to hand the chain to: the body runs here, without a boxed step.
             run_body(&chain).await
         } else {
@@ -620,56 +617,6 @@ fn retention_of(chain: &Chain) -> Retention {
         rules.as_deref(),
     );
     Retention::new(chain.extensions.get::<Owner>().as_deref(), scopes)
-}
-
-/// Runs the pre-execute policies in order; the first denial or refusal ends the call.
-async fn pre_execute(stages: &Stages, call: &ExecuteCall) -> Result<(), FailureError> {
-    for policy in &stages.pre {
-        let decision = catch(|| policy.check(call)).map_err(|panic| {
-            tracing::warn!(tool = call.name(), panic, "pre-execute policy panicked");
-            FailureError::new(
-                FailureKind::PolicyFailed,
-                format!(
-                    "The call to `{}` was not run: a policy failed.",
-                    call.name()
-                ),
-            )
-        })?;
-        let question = match decision {
-            PreDecision::Allow => continue,
-            PreDecision::Deny { reason } => {
-                return Err(FailureError::new(
-                    FailureKind::DeniedByPolicy,
-                    format!("The call to `{}` was denied: {reason}", call.name()),
-                ));
-            }
-            PreDecision::Ask { question } => question,
-        };
-        let refused = |reason: &str| {
-            FailureError::new(
-                FailureKind::RefusedByApprover,
-                format!("The call to `{}` was not approved: {reason}", call.name()),
-            )
-        };
-        let Some(approver) = &stages.approver else {
-            return Err(refused("it needs approval, and no approver is available"));
-        };
-        let request = ApprovalRequest {
-            call: call.clone(),
-            question,
-        };
-        match contain(|| approver.approve(request)).await {
-            Ok(Approval::Approved) => {}
-            Ok(Approval::Refused { reason }) => {
-                return Err(refused(reason.as_deref().unwrap_or("the user said no")));
-            }
-            Err(panic) => {
-                tracing::warn!(tool = call.name(), panic, "approver panicked");
-                return Err(refused("the approver failed"));
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Runs the post-execute policies in order, each on the outcome the previous one left.

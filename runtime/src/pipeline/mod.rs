@@ -8,6 +8,7 @@
 //! `chain` (wrappers, body, normalization), `stages`, `policy`, `wrap` (what wrappers and
 //! policies see). Step numbers in comments are those of `docs/pipeline.md`.
 
+mod approve;
 mod chain;
 mod dispatch;
 mod policy;
@@ -16,6 +17,7 @@ mod stages;
 mod wrap;
 
 pub use crate::outcome::AdditionalContext;
+pub(crate) use approve::{checked_arguments, checked_result};
 pub use dispatch::DispatchOptions;
 pub(crate) use dispatch::{NestedRecorder, NestedRecording};
 pub use policy::{

@@ -16,6 +16,7 @@ use super::wrap::ExecuteCall;
 use crate::BoxFuture;
 use crate::outcome::{AdditionalContext, ToolOutcome};
 use crate::present::ContentBlock;
+use crate::tool::Fingerprint;
 
 /// What a pre-execute policy decides about a call whose arguments are valid.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +76,11 @@ impl PreDecision {
 pub trait PreExecutePolicy: Send + Sync + 'static {
     /// Decides about one call.
     fn check(&self, call: &ExecuteCall) -> PreDecision;
+
+    /// The policy's name, recorded with each approval it asks for (by default, its type's).
+    fn name(&self) -> &str {
+        std::any::type_name::<Self>()
+    }
 }
 
 impl<F> PreExecutePolicy for F
@@ -88,11 +94,17 @@ where
 
 /// A question for the host's approver.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ApprovalRequest {
     /// The call in question, with its validated arguments.
     pub call: ExecuteCall,
     /// What the policy asks.
     pub question: String,
+    /// The name of the policy that asks ([`PreExecutePolicy::name`]).
+    pub policy: String,
+    /// The fingerprint of the tool's definition the call runs against: an answer given for
+    /// another definition is not an answer to this call.
+    pub definition: Fingerprint,
 }
 
 /// The approver's answer.
@@ -106,6 +118,24 @@ pub enum Approval {
         /// Why, for the model.
         reason: Option<String>,
     },
+    /// Run it with these arguments in place of the model's. They are validated against the
+    /// input schema first, as the model's were: an edit that breaks it fails the call with
+    /// `INVALID_TOOL_INPUT`, and the body does not run.
+    Edited {
+        /// The arguments the call runs with.
+        arguments: Value,
+    },
+    /// Do not run it: its value is this one, validated against the output schema and
+    /// projected as the tool's own would be (an invalid one fails the call with
+    /// `INVALID_TOOL_OUTPUT`).
+    Substituted {
+        /// The value the call answers.
+        value: Value,
+    },
+    /// Nobody can answer now. The call does not run and is not answered: it fails with
+    /// `DECISION_PENDING`, which a host's loop keeps from the model, and runs again once
+    /// decided ([`Decisions`](crate::session::Decisions)).
+    Pending,
 }
 
 /// Answers a policy's [`PreDecision::Ask`]: the host's terminal prompt, UI button, or rule.

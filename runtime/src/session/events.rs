@@ -7,10 +7,11 @@ use serde_json::Value;
 
 use crate::call::ToolCall;
 use crate::depth::check_depth;
-use crate::error::FailureError;
-use crate::outcome::ToolOutcome;
+use crate::error::{FailureError, FailureKind};
+use crate::outcome::{ToolFailure, ToolOutcome};
 use crate::pipeline::Snapshot;
 use crate::present::ContentBlock;
+use crate::tool::Fingerprint;
 use crate::value::present_json;
 
 /// The event format version this crate writes.
@@ -30,6 +31,10 @@ pub enum SessionEvent {
     ToolResult(ResultEvent),
     /// What a program saw of a nested dispatch made during a call.
     NestedResult(NestedEvent),
+    /// A call that waits for a person's decision ([`Decisions`](super::Decisions)).
+    DecisionRequested(DecisionRequest),
+    /// A person's decision on a call that waited for one.
+    Decided(DecisionEvent),
 }
 
 /// A call, as the model made it.
@@ -112,17 +117,50 @@ pub struct ResultEvent {
         deserialize_with = "present_json"
     )]
     pub meta: Option<Value>,
+    /// The canonical value of a success, when the log keeps values
+    /// ([`LogOptions::values`](super::LogOptions::values)): what a resumed turn or program
+    /// is given back.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_json"
+    )]
+    pub value: Option<Value>,
 }
 
 impl ResultEvent {
-    pub(super) fn of(id: &str, outcome: &ToolOutcome) -> Self {
+    pub(super) fn of(id: &str, outcome: &ToolOutcome, values: bool) -> Self {
         Self {
             id: id.to_owned(),
             content: outcome.content().to_vec(),
             is_error: outcome.is_error(),
             error: outcome.error().cloned(),
             meta: outcome.meta().cloned(),
+            value: values
+                .then(|| outcome.value().map(|value| value.as_value().clone()))
+                .flatten(),
         }
+    }
+
+    /// The outcome this result gives back to a resumed turn: the content and metadata the
+    /// model was shown, with the value when the log kept it. A success logged without its
+    /// value is given back as an `OUTPUT_NOT_RETAINED` failure: it is not run again, and no
+    /// value is made up for it.
+    pub fn to_outcome(&self) -> ToolOutcome {
+        let result = match (&self.error, &self.value) {
+            (Some(error), _) => Err(error.clone()),
+            (None, Some(value)) if !self.is_error => Ok(value.clone()),
+            (None, _) => {
+                return ToolOutcome::Failure(ToolFailure::new(FailureError::new(
+                    FailureKind::OutputNotRetained,
+                    format!(
+                        "The call `{}` ran before, and its result was logged without its value: it is not run again.",
+                        self.id
+                    ),
+                )));
+            }
+        };
+        ToolOutcome::from_log(self.content.clone(), self.meta.clone(), result)
     }
 }
 
@@ -158,6 +196,80 @@ impl NestedEvent {
     }
 }
 
+/// A call that waits for a person's decision: what they are asked to decide on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecisionRequest {
+    /// The call id.
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// The call's arguments, validated against the tool's input schema.
+    pub args: Value,
+    /// The fingerprint of the tool's definition when it was asked: a decision holds for this
+    /// definition only.
+    pub definition: Fingerprint,
+    /// The policy that asked ([`PreExecutePolicy::name`](crate::pipeline::PreExecutePolicy::name)).
+    pub policy: String,
+    /// What the policy asked.
+    pub question: String,
+    /// When it was asked, in milliseconds since the Unix epoch.
+    pub at: u64,
+}
+
+/// A person's decision on a call, as logged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DecisionEvent {
+    /// The call id.
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// The arguments the decision was asked about.
+    pub args: Value,
+    /// The policy that asked.
+    pub policy: String,
+    /// The fingerprint of the definition the decision was made for.
+    pub definition: Fingerprint,
+    /// The decision.
+    pub decision: Decision,
+    /// When it was made, in milliseconds since the Unix epoch.
+    pub at: u64,
+}
+
+/// What a person decides about a call that waits.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "choice", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Decision {
+    /// Run it as the model made it.
+    Approve,
+    /// Run it with these arguments, valid against the tool's input schema.
+    Edit {
+        /// The arguments the call runs with.
+        arguments: Value,
+    },
+    /// Do not run it; the model is told why.
+    Reject {
+        /// Why, for the model.
+        reason: String,
+    },
+    /// Do not run it; answer with this value, valid against the tool's output schema.
+    Substitute {
+        /// The value the call answers.
+        result: Value,
+    },
+    /// Run it, and every later call of this tool (with these arguments only, when given) the
+    /// same policy asks about, while the tool's definition stays as it is.
+    AllowAlways {
+        /// The only arguments allowed from now on; any, when absent.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "present_json"
+        )]
+        arguments: Option<Value>,
+    },
+}
+
 /// Why an event cannot be logged faithfully.
 pub(super) fn unloggable(problem: &str) -> io::Error {
     io::Error::new(
@@ -170,8 +282,27 @@ pub(super) fn unloggable(problem: &str) -> io::Error {
 pub(super) fn check_event(event: &SessionEvent) -> Result<(), String> {
     let (json, what) = match event {
         SessionEvent::ToolCall(call) => (call.args.as_ref(), "its arguments"),
-        SessionEvent::ToolResult(result) => (result.meta.as_ref(), "its presentation metadata"),
+        SessionEvent::ToolResult(result) => {
+            if let Some(Err(error)) = result.value.as_ref().map(check_depth) {
+                return Err(format!("its value nests {error}"));
+            }
+            (result.meta.as_ref(), "its presentation metadata")
+        }
         SessionEvent::NestedResult(_) => (None, ""),
+        SessionEvent::DecisionRequested(request) => (Some(&request.args), "its arguments"),
+        SessionEvent::Decided(decided) => {
+            if let Err(error) = check_depth(&decided.args) {
+                return Err(format!("its arguments nest {error}"));
+            }
+            match &decided.decision {
+                Decision::Edit { arguments }
+                | Decision::AllowAlways {
+                    arguments: Some(arguments),
+                } => (Some(arguments), "its edited arguments"),
+                Decision::Substitute { result } => (Some(result), "its substituted result"),
+                _ => (None, ""),
+            }
+        }
     };
     match json.map(check_depth) {
         Some(Err(error)) => Err(format!("{what} nest {error}")),

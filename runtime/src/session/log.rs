@@ -14,6 +14,7 @@ use super::events::{
     check_event, unloggable,
 };
 use crate::call::{Surface, ToolCall};
+use crate::error::FailureKind;
 use crate::outcome::ToolOutcome;
 use crate::pipeline::{DispatchOptions, NestedRecorder, NestedRecording, Snapshot};
 
@@ -23,12 +24,26 @@ use crate::pipeline::{DispatchOptions, NestedRecorder, NestedRecording, Snapshot
 pub struct LogOptions {
     /// Flush every event to disk (`fsync`) before `append` returns.
     pub fsync: bool,
+    /// Log each success's canonical value beside what the model saw, so that a resumed turn
+    /// ([`RunOptions::resume`](crate::turn::RunOptions::resume)) gets its values back. Off by
+    /// default: a value may hold what a policy kept from the model.
+    pub values: bool,
 }
 
 impl LogOptions {
     /// Options that fsync every event.
     pub fn fsync() -> Self {
-        Self { fsync: true }
+        Self {
+            fsync: true,
+            values: false,
+        }
+    }
+
+    /// Logging each success's canonical value too.
+    #[must_use]
+    pub fn values(mut self) -> Self {
+        self.values = true;
+        self
     }
 }
 
@@ -251,7 +266,15 @@ impl SessionLog {
         let recording = NestedRecording(Arc::new(self.clone()));
         let options = options.extension(recording);
         let outcome = snapshot.dispatch_with(call, surface, options).await;
-        match self.append(&SessionEvent::ToolResult(ResultEvent::of(&id, &outcome))) {
+        // A call that waits for a decision has no result yet: it is logged when it runs.
+        if outcome
+            .error()
+            .is_some_and(|error| error.kind() == Some(FailureKind::DecisionPending))
+        {
+            return Ok(outcome);
+        }
+        let result = ResultEvent::of(&id, &outcome, self.inner.options.values);
+        match self.append(&SessionEvent::ToolResult(result)) {
             Ok(()) => Ok(outcome),
             Err(source) => Err(RecordError {
                 outcome: Some(outcome),
@@ -267,6 +290,7 @@ impl SessionLog {
         self.append(&SessionEvent::ToolResult(ResultEvent::of(
             call.id(),
             outcome,
+            self.inner.options.values,
         )))
     }
 
@@ -304,25 +328,40 @@ impl SessionLog {
     /// assert_eq!((contents.events.len(), contents.problems.len()), (1, 1));
     /// ```
     pub fn read_from(reader: impl Read) -> io::Result<LogContents> {
+        let mut events = Vec::new();
+        let problems = Self::scan(reader, |event| events.push(event))?;
+        Ok(LogContents { events, problems })
+    }
+
+    /// Reads a log one event at a time, handing each to `each` and holding none: the memory
+    /// it takes is one line's. Returns what could not be read.
+    pub fn scan(
+        reader: impl Read,
+        mut each: impl FnMut(SessionEvent),
+    ) -> io::Result<Vec<LogProblem>> {
         let mut reader = BufReader::new(reader);
-        let mut contents = LogContents::default();
+        let mut problems = Vec::new();
         let mut line = Vec::new();
         let mut number = 0;
         loop {
             line.clear();
             let Some(read) = read_line(&mut reader, &mut line)? else {
-                return Ok(contents);
+                return Ok(problems);
             };
             number += 1;
             if read.overlong {
                 tracing::warn!(line = number, "skipping an over-long session log line");
-                contents.problems.push(LogProblem::Corrupt {
+                problems.push(LogProblem::Corrupt {
                     line: number,
                     error: format!("the line is longer than {MAX_EVENT_BYTES} bytes"),
                 });
                 continue;
             }
-            accept(&mut contents, number, &line, !read.ended);
+            match accept(number, &line, !read.ended) {
+                Some(Ok(event)) => each(event),
+                Some(Err(problem)) => problems.push(problem),
+                None => {}
+            }
         }
     }
 }
@@ -408,20 +447,27 @@ fn torn_tail_len(file: &mut File) -> io::Result<Option<u64>> {
     Ok(Some(len))
 }
 
-const KNOWN_KINDS: [&str; 3] = ["tool_call", "tool_result", "nested_result"];
+const KNOWN_KINDS: [&str; 5] = [
+    "tool_call",
+    "tool_result",
+    "nested_result",
+    "decision_requested",
+    "decided",
+];
 
-/// Adds line `number` to `contents`: its event, or the problem with it. A last line with no
-/// newline that does not parse is a torn write.
-fn accept(contents: &mut LogContents, number: usize, line: &[u8], unterminated: bool) {
+/// Line `number`: its event, the problem with it, or nothing (an empty line). A last line
+/// with no newline that does not parse is a torn write.
+fn accept(
+    number: usize,
+    line: &[u8],
+    unterminated: bool,
+) -> Option<Result<SessionEvent, LogProblem>> {
     if line.is_empty() {
-        return;
+        return None;
     }
-    match parse_line(line) {
-        Ok(Some(event)) => contents.events.push(event),
-        Ok(None) => {}
-        Err(_) if unterminated => contents
-            .problems
-            .push(LogProblem::TornLastLine { line: number }),
+    Some(match parse_line(line) {
+        Ok(event) => Ok(event),
+        Err(_) if unterminated => Err(LogProblem::TornLastLine { line: number }),
         Err(Problem::Unknown { kind, version }) => {
             tracing::warn!(
                 line = number,
@@ -429,20 +475,20 @@ fn accept(contents: &mut LogContents, number: usize, line: &[u8], unterminated: 
                 version,
                 "skipping a session event of an unknown kind"
             );
-            contents.problems.push(LogProblem::UnknownKind {
+            Err(LogProblem::UnknownKind {
                 line: number,
                 kind,
                 version,
-            });
+            })
         }
         Err(Problem::Corrupt(error)) => {
             tracing::warn!(line = number, error, "skipping a corrupt session log line");
-            contents.problems.push(LogProblem::Corrupt {
+            Err(LogProblem::Corrupt {
                 line: number,
                 error,
-            });
+            })
         }
-    }
+    })
 }
 
 enum Problem {
@@ -450,7 +496,7 @@ enum Problem {
     Corrupt(String),
 }
 
-fn parse_line(line: &[u8]) -> Result<Option<SessionEvent>, Problem> {
+fn parse_line(line: &[u8]) -> Result<SessionEvent, Problem> {
     let value: Value = serde_json::from_slice(line).map_err(|e| Problem::Corrupt(e.to_string()))?;
     let version = value
         .get("v")
@@ -469,7 +515,7 @@ fn parse_line(line: &[u8]) -> Result<Option<SessionEvent>, Problem> {
     }
     let event = SessionEvent::deserialize(&value).map_err(|e| Problem::Corrupt(e.to_string()))?;
     check_event(&event).map_err(Problem::Corrupt)?;
-    Ok(Some(event))
+    Ok(event)
 }
 
 /// Logs a nested dispatch made during a logged call. Nested dispatch cannot fail for the

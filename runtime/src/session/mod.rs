@@ -40,12 +40,15 @@
 //! `append` returns. The reader streams: it holds one line at a time, and skips (and reports)
 //! a line longer than [`MAX_EVENT_BYTES`] without holding it.
 
+mod decisions;
 mod events;
 mod log;
 mod replay;
 
+pub use decisions::{DecisionError, Decisions};
 pub use events::{
-    CallEvent, LOG_FORMAT_VERSION, MAX_EVENT_BYTES, NestedEvent, ResultEvent, SessionEvent,
+    CallEvent, Decision, DecisionEvent, DecisionRequest, LOG_FORMAT_VERSION, MAX_EVENT_BYTES,
+    NestedEvent, ResultEvent, SessionEvent,
 };
 pub use log::{LogContents, LogOptions, LogProblem, OpenReport, RecordError, SessionLog};
 pub use replay::{ReplayedCall, ReplayedResult, replay};

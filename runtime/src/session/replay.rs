@@ -36,12 +36,23 @@ pub fn replay(events: &[SessionEvent]) -> Vec<ReplayedCall> {
     let mut calls: Vec<ReplayedCall> = Vec::new();
     for event in events {
         match event {
-            SessionEvent::ToolCall(call) => calls.push(ReplayedCall {
-                call_card: present_call(&call.name, &call.shown_args()),
-                call: call.clone(),
-                result: None,
-                nested: Vec::new(),
-            }),
+            SessionEvent::ToolCall(call) => {
+                let replayed = ReplayedCall {
+                    call_card: present_call(&call.name, &call.shown_args()),
+                    call: call.clone(),
+                    result: None,
+                    nested: Vec::new(),
+                };
+                // A call that waited for a decision is logged again when it runs: one call.
+                match calls.iter_mut().rev().find(|c| c.call.id == call.id) {
+                    Some(waited)
+                        if waited.result.is_none() && waited.call.repair == call.repair =>
+                    {
+                        *waited = replayed;
+                    }
+                    _ => calls.push(replayed),
+                }
+            }
             SessionEvent::ToolResult(result) => {
                 if let Some(call) = calls.iter_mut().rev().find(|c| c.call.id == result.id) {
                     call.result = Some(ReplayedResult {
@@ -67,6 +78,8 @@ pub fn replay(events: &[SessionEvent]) -> Vec<ReplayedCall> {
                     call.nested.push(nested.clone());
                 }
             }
+            // Decisions change what ran, and the results show it.
+            SessionEvent::DecisionRequested(_) | SessionEvent::Decided(_) => {}
         }
     }
     calls

@@ -6,6 +6,7 @@
 mod about;
 mod builder;
 mod compiled;
+mod fingerprint;
 mod handler;
 
 use std::fmt;
@@ -25,6 +26,7 @@ pub use builder::{
 };
 pub use compiled::{AdvertisedTool, MAX_TOOL_NAME_LEN, RegistrationError, is_valid_tool_name};
 pub(crate) use compiled::{CompiledTool, ToolTable};
+pub use fingerprint::Fingerprint;
 #[doc(hidden)]
 pub use handler::BodyOutput;
 pub(crate) use handler::{BodyError, Handler, Kept};

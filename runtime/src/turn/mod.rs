@@ -199,6 +199,13 @@ pub enum TurnError {
         /// The outcomes given.
         outcomes: usize,
     },
+    /// A call waits for a decision ([`Decisions`](crate::session::Decisions)): the model is
+    /// answered once it is decided and the turn resumed ([`RunOptions::resume`]).
+    #[error("call `{id}` waits for a decision: decide it, then run the turn again with resume")]
+    DecisionPending {
+        /// The call's id.
+        id: String,
+    },
     /// OpenAI Responses' tool search found tools, and no definitions were given to answer
     /// with ([`AssistantTurn::results_with_tools`]).
     #[error(

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::{Arguments, AssistantTurn, TurnError, TurnPart, set_in};
+use crate::error::FailureKind;
 use crate::lower::{Provider, lower_content};
 use crate::outcome::ToolOutcome;
 
@@ -124,6 +125,16 @@ impl AssistantTurn {
             return Err(TurnError::Outcomes {
                 calls: self.calls.len(),
                 outcomes: outcomes.len(),
+            });
+        }
+        // A call that waits for a decision has no answer for the model yet.
+        if let Some((call, _)) = self.calls.iter().zip(outcomes).find(|(_, outcome)| {
+            outcome
+                .error()
+                .is_some_and(|error| error.kind() == Some(FailureKind::DecisionPending))
+        }) {
+            return Err(TurnError::DecisionPending {
+                id: call.id().to_owned(),
             });
         }
         let mut lowered = Vec::new();

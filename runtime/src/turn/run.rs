@@ -1,7 +1,10 @@
 //! Running a turn's calls: dispatched in the order their tools' effects need (at most N at
 //! once, results in the calls' order), retried and repaired as the host asks, logged.
 
+use std::collections::HashMap;
 use std::fmt;
+use std::fs::File;
+use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,7 +18,7 @@ use crate::effects::Effect;
 use crate::error::{FailureError, FailureKind};
 use crate::outcome::ToolOutcome;
 use crate::pipeline::{DispatchOptions, Snapshot};
-use crate::session::{RecordError, SessionLog};
+use crate::session::{RecordError, ResultEvent, SessionEvent, SessionLog};
 
 /// How a turn's calls are run.
 #[derive(Clone, Debug)]
@@ -32,6 +35,9 @@ pub struct RunOptions {
     /// Whether a call of an idempotent tool that failed transiently runs again (never, by
     /// default).
     pub retry: Option<Retry>,
+    /// Whether a call the log already answered is answered from it, not run again
+    /// ([`resume`](Self::resume)).
+    pub resume: bool,
     /// The host's hook that mends a call refused for its arguments, and its attempts.
     repair: Option<Repairer>,
 }
@@ -43,6 +49,7 @@ impl Default for RunOptions {
             log: None,
             dispatch: DispatchOptions::default(),
             retry: None,
+            resume: false,
             repair: None,
         }
     }
@@ -75,6 +82,18 @@ impl RunOptions {
     #[must_use]
     pub fn retry(mut self, retry: Retry) -> Self {
         self.retry = Some(retry);
+        self
+    }
+
+    /// Running the turn again after an interruption (a process that ended while a call
+    /// waited for a decision, say): a call the log already has a result for — the same id,
+    /// tool and arguments — is answered from the log ([`ResultEvent::to_outcome`]) and does
+    /// not run a second time; the others run. Values come back when the log keeps them
+    /// ([`LogOptions::values`](crate::session::LogOptions::values)). Needs a log; the turn's
+    /// call ids must be unique in it, as providers' are.
+    #[must_use]
+    pub fn resume(mut self) -> Self {
+        self.resume = true;
         self
     }
 
@@ -178,8 +197,18 @@ pub async fn run_calls(
     options: &RunOptions,
 ) -> Result<Vec<ToolOutcome>, RecordError> {
     let calls = turn.calls();
+    let answered = match (&options.log, options.resume) {
+        (Some(log), true) => answered_in(log, calls).map_err(|source| RecordError {
+            outcome: None,
+            source,
+        })?,
+        _ => HashMap::new(),
+    };
     let effects: Vec<Option<Effect>> = calls.iter().map(|call| effect_of(snapshot, call)).collect();
-    let run = |at: usize| run_call(snapshot, &calls[at], options);
+    let run = |at: usize| {
+        let answer = answered.get(calls[at].id());
+        run_call(snapshot, &calls[at], answer, options)
+    };
     let results = in_effect_order(&effects, options.max_concurrent, run).await;
     results.into_iter().collect()
 }
@@ -200,8 +229,12 @@ fn effect_of(snapshot: &Snapshot, call: &ReadCall) -> Option<Effect> {
 async fn run_call(
     snapshot: &Snapshot,
     call: &ReadCall,
+    answered: Option<&ResultEvent>,
     options: &RunOptions,
 ) -> Result<ToolOutcome, RecordError> {
+    if let Some(result) = answered {
+        return Ok(result.to_outcome());
+    }
     let log = options.log.as_ref();
     // A call the provider's program made goes to a tool programs may call.
     let dispatch = match call.caller() {
@@ -260,6 +293,34 @@ async fn run_call(
         tool_call = crate::ToolCall::new(call.id(), call.name(), corrected.clone());
         arguments = Arguments::Json(corrected);
     }
+}
+
+/// The results `log` holds for the calls of a turn, by call id: for each call the model made
+/// with the same tool and arguments (its repairs and retries logged after it), the last
+/// result logged. Reads the log once, keeping only what answers these calls.
+fn answered_in(log: &SessionLog, calls: &[ReadCall]) -> io::Result<HashMap<String, ResultEvent>> {
+    let wanted: HashMap<&str, &ReadCall> = calls.iter().map(|call| (call.id(), call)).collect();
+    // Per id: whether the model's call logged last is this turn's, and the result after it.
+    let mut found: HashMap<String, (bool, Option<ResultEvent>)> = HashMap::new();
+    SessionLog::scan(File::open(log.path())?, |event| match event {
+        SessionEvent::ToolCall(logged) if logged.repair.is_none() => {
+            if let Some(call) = wanted.get(logged.id.as_str()) {
+                let same = logged.name == call.name()
+                    && matches!(call.arguments(), Arguments::Json(arguments) if logged.args.as_ref() == Some(arguments));
+                found.insert(logged.id, (same, None));
+            }
+        }
+        SessionEvent::ToolResult(result) => {
+            if let Some((_, answer)) = found.get_mut(&result.id) {
+                *answer = Some(result);
+            }
+        }
+        _ => {}
+    })?;
+    Ok(found
+        .into_iter()
+        .filter_map(|(id, (same, answer))| Some((id, answer.filter(|_| same)?)))
+        .collect())
 }
 
 /// The arguments the host's repair hook gives for a call refused for its arguments, while it

@@ -1,11 +1,13 @@
 //! The canonical value: snapshotted from a Rust value without loss ([`to_lossless_value`]),
 //! then frozen — shared, immutable, and only ever lent out as `&Value` ([`FrozenValue`]).
 
+mod canonical;
 mod checked;
 mod lossless;
 mod typed;
 mod verbatim;
 
+pub use canonical::canonical_json;
 pub(crate) use checked::Checked;
 pub(crate) use lossless::to_checked_value;
 pub use lossless::{LosslessError, to_lossless_value};
