@@ -214,3 +214,143 @@ async fn the_agent_runs_a_loop_whose_every_request_the_sdks_accept() {
     assert_eq!(report["checked"], cases.len());
     assert_eq!(report["failures"], json!([]), "{report:#}");
 }
+
+/// An OpenAI Chat stream of a turn making these calls, `(id, tool, arguments)`.
+fn calls_stream(calls: &[(&str, &str, Value)]) -> String {
+    let mut events = Vec::new();
+    for (index, (id, name, args)) in calls.iter().enumerate() {
+        events.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}}]}));
+        events.push(json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": index, "function": {"arguments": args.to_string()}}]}}]}));
+    }
+    events.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}));
+    sse(&events) + "data: [DONE]\n\n"
+}
+
+/// Runs the agent against `base` in `workspace` with these arguments.
+async fn agent(base: &str, workspace: &std::path::Path, args: &[&str]) -> std::process::Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_agent"))
+        .env("TOOLPRISM_PROVIDER", "openai-chat")
+        .env("TOOLPRISM_BASE_URL", base)
+        .env("TOOLPRISM_API_KEY", "test-key")
+        .env("TOOLPRISM_MODEL", "a-model")
+        .arg("--root")
+        .arg(workspace)
+        .args(args)
+        .output()
+        .await
+        .unwrap()
+}
+
+/// The agent stops with a call waiting for a decision and exits; a new process decides it and
+/// resumes from the session log. Each call's side effect shows it ran exactly once: the write
+/// that ran before the stop is answered from the log (the file a person changed in between
+/// stays as they left it), and the approved command runs once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agent_stops_for_a_decision_and_a_new_process_resumes_from_the_log() {
+    let workspace = tempfile::tempdir().unwrap();
+    let session = tempfile::tempdir().unwrap();
+    let session_dir = session.path().to_str().unwrap();
+    let replay = Arc::new(Replay::default());
+    replay.streams.lock().unwrap().extend([
+        calls_stream(&[
+            (
+                "call_write",
+                "write",
+                json!({"path": "plan.txt", "content": "first\n"}),
+            ),
+            (
+                "call_bash",
+                "bash",
+                json!({"command": "echo ran >> ran.txt"}),
+            ),
+        ]),
+        text_stream("openai-chat", "The plan is written and the command ran."),
+    ]);
+    let router = axum::Router::new()
+        .fallback(answer)
+        .with_state(replay.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move { axum::serve(listener, router).await });
+    let base = format!("http://{address}/v1");
+
+    let first = agent(
+        &base,
+        workspace.path(),
+        &[
+            "--session",
+            session_dir,
+            "--ask",
+            "bash",
+            "Write the plan, then run it.",
+        ],
+    )
+    .await;
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    assert_eq!(
+        first.status.code(),
+        Some(3),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(
+        stdout.contains("⏸ call_bash waits for a decision: Run `bash`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("--approve call_bash"), "{stdout}");
+    let plan = workspace.path().join("plan.txt");
+    let ran = workspace.path().join("ran.txt");
+    assert_eq!(std::fs::read_to_string(&plan).unwrap(), "first\n");
+    assert!(!ran.exists(), "the command waits");
+    // A person edits the file between the runs: were the write run again, it would undo this.
+    std::fs::write(&plan, "edited by hand\n").unwrap();
+
+    let second = agent(
+        &base,
+        workspace.path(),
+        &["--session", session_dir, "--approve", "call_bash"],
+    )
+    .await;
+    server.abort();
+    let stdout = String::from_utf8_lossy(&second.stdout);
+    assert!(
+        second.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&second.stderr)
+    );
+    assert!(
+        stdout.contains("The plan is written and the command ran."),
+        "{stdout}"
+    );
+    assert_eq!(std::fs::read_to_string(&plan).unwrap(), "edited by hand\n");
+    assert_eq!(std::fs::read_to_string(&ran).unwrap(), "ran\n");
+
+    // The model was asked twice in all: once per process. The second request carries both
+    // results, the write's as the first process logged it.
+    let requests = replay.requests.lock().unwrap();
+    assert_eq!(requests.len(), 2);
+    let messages = requests[1].2["messages"].as_array().unwrap();
+    let results: Vec<(&str, &str)> = messages
+        .iter()
+        .filter(|message| message["role"] == "tool")
+        .map(|message| {
+            (
+                message["tool_call_id"].as_str().unwrap(),
+                message["content"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(results.len(), 2, "{messages:#?}");
+    assert_eq!(results[0].0, "call_write");
+    assert!(results[0].1.contains("plan.txt"), "{}", results[0].1);
+    assert_eq!(results[1].0, "call_bash");
+    // Nothing waits any more: a decision now has nothing to decide.
+    let third = agent(
+        &base,
+        workspace.path(),
+        &["--session", session_dir, "--approve", "call_bash"],
+    )
+    .await;
+    assert!(!third.status.success());
+    assert!(String::from_utf8_lossy(&third.stderr).contains("no call waits for a decision"));
+}

@@ -137,6 +137,15 @@ impl Conversation {
         self
     }
 
+    /// Continues a conversation from its saved [`messages`](Self::messages) (a host that
+    /// stopped while a call waited for a decision, say). Deferred tools a search had found are
+    /// offered again once a search finds them again.
+    #[must_use]
+    pub fn with_messages(mut self, messages: Vec<Value>) -> Self {
+        self.messages = messages;
+        self
+    }
+
     /// Appends the user's message.
     pub fn user(&mut self, text: &str) {
         self.messages.push(match self.provider {
