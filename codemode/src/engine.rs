@@ -417,16 +417,27 @@ fn settle(ctx: &Ctx<'_>, shared: &Shared, settled: Settled) -> rquickjs::Result<
         return Ok(());
     };
     let (resolve, reject) = (resolve.restore(ctx)?, reject.restore(ctx)?);
-    answer(ctx, settled.reply, &resolve, &reject)
+    answer(ctx, shared, settled.reply, &resolve, &reject)
 }
 
-/// Resolves a call's promise with its value, or rejects it with its error.
+/// Resolves a call's promise with its value, or rejects it with its error. A call that waits
+/// for a decision ends the run instead: the program runs again once it is decided.
 fn answer<'js>(
     ctx: &Ctx<'js>,
+    shared: &Shared,
     reply: Result<FrozenValue, CallError>,
     resolve: &Function<'js>,
     reject: &Function<'js>,
 ) -> rquickjs::Result<()> {
+    if let Err(error) = &reply
+        && error.code == toolprism::error::codes::DECISION_PENDING
+    {
+        shared.end(Stop::DecisionPending);
+        return Err(Exception::throw_internal(
+            ctx,
+            "the run waits for a decision",
+        ));
+    }
     let error = match reply {
         Ok(value) => match to_js(ctx, value.as_value())? {
             Ok(value) => return resolve.call::<_, ()>((value,)),
@@ -501,6 +512,10 @@ fn call_tool<'js>(
     tool: &str,
     args: Option<Value<'js>>,
 ) -> rquickjs::Result<Value<'js>> {
+    // A run that has ended (a program that caught the throw) makes no further call.
+    if shared.stop.get().is_some() {
+        return Err(Exception::throw_internal(ctx, "the run is over"));
+    }
     let calls = shared.calls.get() + 1;
     shared.calls.set(calls);
     if calls > shared.limits.max_tool_calls() {
@@ -548,7 +563,7 @@ fn call_tool<'js>(
                         Ok(reply) => {
                             // A call that ran past the deadline ends the run, not succeeds.
                             shared.check_still_wanted(ctx, after)?;
-                            answer(ctx, reply, &resolve, &reject)?;
+                            answer(ctx, shared, reply, &resolve, &reject)?;
                             return Ok(promise.into_value());
                         }
                         Err(dispatch) => ToHost::Finish {

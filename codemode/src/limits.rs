@@ -171,6 +171,10 @@ pub enum Stop {
     ResultSize,
     /// The engine could not start or failed: `ENGINE_FAILED`.
     Engine,
+    /// A call the program made waits for a decision: `DECISION_PENDING`. The program runs
+    /// again once it is decided, its earlier calls answered from the session log
+    /// ([`Decisions`](toolprism::session::Decisions)).
+    DecisionPending,
 }
 
 impl Stop {
@@ -189,6 +193,7 @@ impl Stop {
             Self::Logs => "LOG_LIMIT",
             Self::ResultSize => "RESULT_LIMIT",
             Self::Engine => "ENGINE_FAILED",
+            Self::DecisionPending => toolprism::error::codes::DECISION_PENDING,
         }
     }
 
@@ -232,11 +237,15 @@ impl Stop {
                 limits.result_bytes
             ),
             Self::Engine => "The JavaScript engine failed".to_owned(),
+            Self::DecisionPending => {
+                "The program reached a call that waits for a decision; it runs again once decided"
+                    .to_owned()
+            }
         }
     }
 }
 
-const ALL_STOPS: [Stop; 12] = [
+const ALL_STOPS: [Stop; 13] = [
     Stop::Syntax,
     Stop::Exception,
     Stop::NotJson,
@@ -249,6 +258,7 @@ const ALL_STOPS: [Stop; 12] = [
     Stop::Logs,
     Stop::ResultSize,
     Stop::Engine,
+    Stop::DecisionPending,
 ];
 
 impl fmt::Display for Stop {

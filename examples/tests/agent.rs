@@ -327,7 +327,7 @@ async fn the_agent_stops_for_a_decision_and_a_new_process_resumes_from_the_log()
 
     // The model was asked twice in all: once per process. The second request carries both
     // results, the write's as the first process logged it.
-    let requests = replay.requests.lock().unwrap();
+    let requests = replay.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 2);
     let messages = requests[1].2["messages"].as_array().unwrap();
     let results: Vec<(&str, &str)> = messages

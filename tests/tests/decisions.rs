@@ -70,7 +70,7 @@ impl PreExecutePolicy for AskBeforeDeleting {
         }
     }
 
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "ask-before-deleting"
     }
 }

@@ -687,61 +687,72 @@ fn event() -> impl Strategy<Value = SessionEvent> {
             any::<String>(),
             any::<String>(),
             content,
-            any::<bool>()
+            any::<bool>(),
+            proptest::option::of((json_value(), 0_usize..70)),
+            proptest::option::of((json_value(), 0_usize..70)),
         )
-            .prop_map(|(parent_id, id, name, content, is_error)| {
+            .prop_map(|(parent_id, id, name, content, is_error, args, value)| {
                 SessionEvent::NestedResult(NestedEvent {
                     parent_id,
                     id,
                     name,
                     content,
                     is_error,
+                    args: args.map(|(args, levels)| wrapped(args, levels)),
+                    error: None,
+                    value: value.map(|(value, levels)| wrapped(value, levels)),
                 })
             }),
-        (
-            any::<String>(),
-            json_value(),
-            0_usize..70,
-            json_value(),
-            0_usize..70,
-            0_u8..6,
-        )
-            .prop_map(|(id, args, levels, given, given_levels, choice)| {
-                let given = wrapped(given, given_levels);
-                let decision = match choice {
-                    0 => Decision::Approve,
-                    1 => Decision::Edit { arguments: given },
-                    2 => Decision::Reject { reason: id.clone() },
-                    3 => Decision::Substitute { result: given },
-                    4 => Decision::AllowAlways {
-                        arguments: Some(given),
-                    },
-                    _ => Decision::AllowAlways { arguments: None },
-                };
-                let definition = toolprism::tool::Fingerprint::of_definition(&json!({})).unwrap();
-                let args = wrapped(args, levels);
-                if choice == 5 {
-                    return SessionEvent::DecisionRequested(DecisionRequest {
-                        id,
-                        name: "write".into(),
-                        args,
-                        definition,
-                        policy: "ask".into(),
-                        question: "Write?".into(),
-                        at: 1,
-                    });
-                }
-                SessionEvent::Decided(DecisionEvent {
+        decision_event(),
+    ]
+}
+
+/// A decision asked or taken, its JSON on both sides of the depth limit.
+fn decision_event() -> impl Strategy<Value = SessionEvent> {
+    (
+        any::<String>(),
+        json_value(),
+        0_usize..70,
+        json_value(),
+        0_usize..70,
+        0_u8..6,
+    )
+        .prop_map(|(id, args, levels, given, given_levels, choice)| {
+            let given = wrapped(given, given_levels);
+            let decision = match choice {
+                0 => Decision::Approve,
+                1 => Decision::Edit { arguments: given },
+                2 => Decision::Reject { reason: id.clone() },
+                3 => Decision::Substitute { result: given },
+                4 => Decision::AllowAlways {
+                    arguments: Some(given),
+                },
+                _ => Decision::AllowAlways { arguments: None },
+            };
+            let definition = toolprism::tool::Fingerprint::of_definition(&json!({})).unwrap();
+            let args = wrapped(args, levels);
+            if choice == 5 {
+                return SessionEvent::DecisionRequested(DecisionRequest {
                     id,
                     name: "write".into(),
                     args,
-                    policy: "ask".into(),
                     definition,
-                    decision,
-                    at: 2,
-                })
-            }),
-    ]
+                    policy: "ask".into(),
+                    question: "Write?".into(),
+                    at: 1,
+                });
+            }
+            SessionEvent::Decided(DecisionEvent {
+                id,
+                name: "write".into(),
+                args,
+                policy: "ask".into(),
+                definition,
+                decision,
+                at: 2,
+                on_form: choice == 0,
+            })
+        })
 }
 
 proptest! {

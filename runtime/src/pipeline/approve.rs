@@ -8,7 +8,11 @@ use serde_json::Value;
 use super::chain::{Chain, validated_args};
 use super::policy::{Approval, ApprovalRequest, PreDecision};
 use super::wrap::ExecuteCall;
+use serde_json::json;
+
+use crate::ask::{AnswererSlot, Elicited, InputKind, InputRequest, read_elicited};
 use crate::depth;
+use crate::error::ToolError;
 use crate::error::{FailureError, FailureKind};
 use crate::panic::{catch, contain};
 use crate::schema::describe_violations;
@@ -26,7 +30,7 @@ pub(super) enum Verdict {
 /// A policy after an edit judges the edited arguments.
 pub(super) async fn pre_execute(mut chain: Arc<Chain>) -> Result<Verdict, FailureError> {
     let stages = chain.stages.clone();
-    for policy in &stages.pre {
+    for (index, policy) in stages.pre.iter().enumerate() {
         let call = ExecuteCall(chain.clone());
         let decision = catch(|| policy.check(&call)).map_err(|panic| {
             tracing::warn!(tool = call.name(), panic, "pre-execute policy panicked");
@@ -54,7 +58,12 @@ pub(super) async fn pre_execute(mut chain: Arc<Chain>) -> Result<Verdict, Failur
             call,
             question,
         };
-        match ask(&chain, request).await? {
+        let mut approval = ask(&chain, request.clone()).await?;
+        if matches!(approval, Approval::Pending) {
+            // The person behind the call's client may decide now, on a form.
+            approval = asked_on_the_call(&chain, index, &request).await?;
+        }
+        match approval {
             Approval::Approved => {}
             Approval::Edited { arguments } => {
                 chain = Arc::new(chain.with_args(edited(&chain, arguments)?));
@@ -78,6 +87,75 @@ pub(super) async fn pre_execute(mut chain: Arc<Chain>) -> Result<Verdict, Failur
         }
     }
     Ok(Verdict::Run(chain))
+}
+
+/// A decision the approver left pending, asked of the person behind the call's client as a
+/// form on the call's answerer (an MCP client's elicitation, the terminal): approve, or
+/// reject with a reason. The answer is handed to the approver to record before it holds.
+/// Without an answerer that takes forms, the call stays pending; a form that will be answered
+/// on the call's next round (MCP 2026-07-28) ends this one with `INPUT_REQUIRED`.
+async fn asked_on_the_call(
+    chain: &Chain,
+    index: usize,
+    request: &ApprovalRequest,
+) -> Result<Approval, FailureError> {
+    let Some(answerer) = chain
+        .extensions
+        .get::<AnswererSlot>()
+        .filter(|slot| slot.0.can_answer(InputKind::Elicitation))
+    else {
+        return Ok(Approval::Pending);
+    };
+    let key = format!("decision-{index}");
+    let form = InputRequest::elicit(
+        format!("{} (`{}`)", request.question, chain.name),
+        json!({
+            "type": "object",
+            "properties": {
+                "decision": {"type": "string", "enum": ["approve", "reject"], "title": "Decision"},
+                "reason": {"type": "string", "title": "Why, if rejected"},
+            },
+            "required": ["decision"],
+        }),
+    );
+    let answer = crate::ask::ask(Some(answerer), &key, &form)
+        .await
+        .map_err(ToolError::into_failure_error)?;
+    let elicited = read_elicited(&key, &answer, &form.params()["requestedSchema"])
+        .map_err(ToolError::into_failure_error)?;
+    let approval = match elicited {
+        Elicited::Accepted(content) if content["decision"] == "approve" => Approval::Approved,
+        Elicited::Accepted(content) => Approval::Refused {
+            reason: Some(
+                content["reason"]
+                    .as_str()
+                    .filter(|reason| !reason.trim().is_empty())
+                    .unwrap_or("the user rejected it")
+                    .to_owned(),
+            ),
+        },
+        Elicited::Declined | Elicited::Cancelled => Approval::Refused {
+            reason: Some("the user declined to decide".to_owned()),
+        },
+    };
+    let Some(approver) = &chain.stages.approver else {
+        return Ok(approval);
+    };
+    match catch(|| approver.decided(request, &approval)) {
+        Ok(Ok(())) => Ok(approval),
+        Ok(Err(problem)) => Err(refused(
+            chain,
+            &format!("the decision could not be recorded: {problem}"),
+        )),
+        Err(panic) => {
+            tracing::warn!(
+                tool = &*chain.name,
+                panic,
+                "approver panicked recording a decision"
+            );
+            Err(refused(chain, "the approver failed"))
+        }
+    }
 }
 
 /// The approver's answer; a missing or panicking approver refuses.

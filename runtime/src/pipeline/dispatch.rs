@@ -526,13 +526,20 @@ impl CallScope for Chain {
                 by_program: false,
             };
             let recorder = self.extensions.get::<NestedRecording>();
-            let (id, name) = match &recorder {
-                Some(_) => (call.id().to_owned(), call.name().to_owned()),
-                None => (String::new(), String::new()),
+            let logged = match &recorder {
+                Some(recorder) => {
+                    // A program run again gets what its earlier run got, without a second run.
+                    if let Some(outcome) = recorder.0.answered(&self.id, &call) {
+                        return outcome;
+                    }
+                    let args = call.logged_args().ok().and_then(|(args, _)| args);
+                    Some((call.id().to_owned(), call.name().to_owned(), args))
+                }
+                None => None,
             };
             let outcome = dispatch(target, call, Surface::Nested, options).await;
-            if let Some(recorder) = recorder {
-                recorder.0.record(&self.id, id, name, &outcome);
+            if let (Some(recorder), Some((id, name, args))) = (recorder, logged) {
+                recorder.0.record(&self.id, id, name, args, &outcome);
             }
             outcome
         })
@@ -564,7 +571,21 @@ impl CallScope for Chain {
 /// Records the nested dispatches made during a call (the session log does), when attached
 /// to the call as a [`NestedRecording`] extension; nested calls inherit it.
 pub(crate) trait NestedRecorder: Send + Sync + 'static {
-    fn record(&self, parent_id: &str, id: String, name: String, outcome: &ToolOutcome);
+    /// What an earlier run of the call `parent_id` got from this same nested call, given back
+    /// in place of running it again.
+    fn answered(&self, parent_id: &str, call: &ToolCall) -> Option<ToolOutcome> {
+        let _ = (parent_id, call);
+        None
+    }
+
+    fn record(
+        &self,
+        parent_id: &str,
+        id: String,
+        name: String,
+        args: Option<Value>,
+        outcome: &ToolOutcome,
+    );
 }
 
 /// The extension that carries a [`NestedRecorder`].

@@ -145,6 +145,16 @@ pub enum Approval {
 pub trait Approver: Send + Sync + 'static {
     /// Answers one request.
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, Approval>;
+
+    /// A request this approver left [`Pending`](Approval::Pending) was decided by the person
+    /// behind the call's client, on a form the call's answerer asked (an MCP client's
+    /// elicitation, the terminal): `Approved`, or `Refused` with their reason. The decision
+    /// holds only once this returns `Ok`; an `Err` refuses the call. By default, nothing is
+    /// recorded.
+    fn decided(&self, request: &ApprovalRequest, approval: &Approval) -> Result<(), String> {
+        let _ = (request, approval);
+        Ok(())
+    }
 }
 
 impl<F, Fut> Approver for F

@@ -18,8 +18,11 @@ use crate::tool::Fingerprint;
 
 /// The decisions of one session log, and the [`Approver`] that answers from them.
 ///
-/// Install it as the registry's approver. A call a policy asks about is then never answered
-/// by a prompt in the process that runs it: it is logged as a [`DecisionRequest`] and fails
+/// Install it as the registry's approver. A call a policy asks about is then logged as a
+/// [`DecisionRequest`]. When the call carries an answerer that takes forms (an MCP client
+/// that declared elicitation, the terminal), the person behind it is asked to approve or
+/// reject, and their answer is logged before it holds; on MCP 2026-07-28 the form goes out as
+/// an input request, and a task waits in `input_required` for it. Otherwise the call fails
 /// with `DECISION_PENDING`, which a host's loop keeps from the model
 /// ([`run_calls`](crate::turn::run_calls) returns it; `next_messages` refuses it). Any
 /// process holding the log and the registry lists what waits ([`pending`](Self::pending)),
@@ -102,8 +105,12 @@ impl State {
     }
 
     fn decided(&mut self, decided: DecisionEvent) {
-        self.pending
-            .retain(|waiting| (&waiting.id, &waiting.policy) != (&decided.id, &decided.policy));
+        self.pending.retain(|waiting| {
+            let same_call = decided.on_form
+                && (&waiting.name, &waiting.args, &waiting.definition)
+                    == (&decided.name, &decided.args, &decided.definition);
+            waiting.policy != decided.policy || !(waiting.id == decided.id || same_call)
+        });
         if matches!(decided.decision, Decision::AllowAlways { .. }) {
             self.allowed.push(decided.clone());
         }
@@ -290,6 +297,7 @@ impl Decisions {
             definition: request.definition,
             decision,
             at: unix_millis(),
+            on_form: false,
         };
         self.inner
             .log
@@ -344,6 +352,36 @@ impl Approver for Decisions {
     fn approve(&self, request: ApprovalRequest) -> BoxFuture<'_, Approval> {
         let approval = self.answer(&request);
         Box::pin(std::future::ready(approval))
+    }
+
+    /// Logs the decision the person behind the call's client took on a form (an MCP client's
+    /// elicitation): it holds only once logged.
+    fn decided(&self, request: &ApprovalRequest, approval: &Approval) -> Result<(), String> {
+        let decision = match approval {
+            Approval::Approved => Decision::Approve,
+            Approval::Refused { reason } => Decision::Reject {
+                reason: reason.clone().unwrap_or_default(),
+            },
+            _ => return Err("a form decides approve or reject only".to_owned()),
+        };
+        let call = &request.call;
+        let decided = DecisionEvent {
+            id: call.id().to_owned(),
+            name: call.name().to_owned(),
+            args: call.args().clone(),
+            policy: request.policy.clone(),
+            definition: request.definition.clone(),
+            decision,
+            at: unix_millis(),
+            on_form: true,
+        };
+        let mut state = self.state();
+        self.inner
+            .log
+            .append(&SessionEvent::Decided(decided.clone()))
+            .map_err(|error| error.to_string())?;
+        state.decided(decided);
+        Ok(())
     }
 }
 

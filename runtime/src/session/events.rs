@@ -147,24 +147,44 @@ impl ResultEvent {
     /// value is given back as an `OUTPUT_NOT_RETAINED` failure: it is not run again, and no
     /// value is made up for it.
     pub fn to_outcome(&self) -> ToolOutcome {
-        let result = match (&self.error, &self.value) {
-            (Some(error), _) => Err(error.clone()),
-            (None, Some(value)) if !self.is_error => Ok(value.clone()),
-            (None, _) => {
-                return ToolOutcome::Failure(ToolFailure::new(FailureError::new(
-                    FailureKind::OutputNotRetained,
-                    format!(
-                        "The call `{}` ran before, and its result was logged without its value: it is not run again.",
-                        self.id
-                    ),
-                )));
-            }
-        };
-        ToolOutcome::from_log(self.content.clone(), self.meta.clone(), result)
+        logged_outcome(
+            &self.id,
+            &self.content,
+            self.meta.as_ref(),
+            self.error.as_ref(),
+            self.value.as_ref().filter(|_| !self.is_error),
+        )
     }
 }
 
-/// What a program saw of a nested dispatch: its rendered content and whether it failed.
+/// An outcome given back from the log: the logged error, the logged value, or, for a success
+/// logged without its value, an `OUTPUT_NOT_RETAINED` failure (never a value made up, never a
+/// second run).
+fn logged_outcome(
+    id: &str,
+    content: &[ContentBlock],
+    meta: Option<&Value>,
+    error: Option<&FailureError>,
+    value: Option<&Value>,
+) -> ToolOutcome {
+    let result = match (error, value) {
+        (Some(error), _) => Err(error.clone()),
+        (None, Some(value)) => Ok(value.clone()),
+        (None, None) => {
+            return ToolOutcome::Failure(ToolFailure::new(FailureError::new(
+                FailureKind::OutputNotRetained,
+                format!(
+                    "The call `{id}` ran before, and its result was logged without its value: it is not run again."
+                ),
+            )));
+        }
+    };
+    ToolOutcome::from_log(content.to_vec(), meta.cloned(), result)
+}
+
+/// What a program saw of a nested dispatch: its rendered content and whether it failed, and
+/// what a program run again is given back in its place (its arguments, its error, and its
+/// value when the log keeps values).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct NestedEvent {
     /// The call during which the program made this dispatch.
@@ -177,6 +197,24 @@ pub struct NestedEvent {
     pub content: Vec<ContentBlock>,
     /// Whether it failed.
     pub is_error: bool,
+    /// The arguments it was called with (absent in logs of earlier versions, or when they were
+    /// not JSON).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_json"
+    )]
+    pub args: Option<Value>,
+    /// The error of a failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<FailureError>,
+    /// The canonical value of a success, when the log keeps values.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present_json"
+    )]
+    pub value: Option<Value>,
 }
 
 impl NestedEvent {
@@ -184,7 +222,9 @@ impl NestedEvent {
         parent_id: &str,
         id: String,
         name: String,
+        args: Option<Value>,
         outcome: &ToolOutcome,
+        values: bool,
     ) -> SessionEvent {
         SessionEvent::NestedResult(Self {
             parent_id: parent_id.to_owned(),
@@ -192,7 +232,23 @@ impl NestedEvent {
             name,
             content: outcome.content().to_vec(),
             is_error: outcome.is_error(),
+            args,
+            error: outcome.error().cloned(),
+            value: values
+                .then(|| outcome.value().map(|value| value.as_value().clone()))
+                .flatten(),
         })
+    }
+
+    /// The outcome this dispatch gives back to a program run again ([`ResultEvent::to_outcome`]).
+    pub fn to_outcome(&self) -> ToolOutcome {
+        logged_outcome(
+            &self.id,
+            &self.content,
+            None,
+            self.error.as_ref(),
+            self.value.as_ref().filter(|_| !self.is_error),
+        )
     }
 }
 
@@ -233,6 +289,12 @@ pub struct DecisionEvent {
     pub decision: Decision,
     /// When it was made, in milliseconds since the Unix epoch.
     pub at: u64,
+    /// Taken by the person behind the call's client, on a form its answerer asked (an MCP
+    /// client's elicitation). Such a decision also settles what the client's earlier rounds
+    /// of the same call asked (same tool, arguments, policy and definition): an MCP client
+    /// sends each round with a request id of its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub on_form: bool,
 }
 
 /// What a person decides about a call that waits.
@@ -288,7 +350,12 @@ pub(super) fn check_event(event: &SessionEvent) -> Result<(), String> {
             }
             (result.meta.as_ref(), "its presentation metadata")
         }
-        SessionEvent::NestedResult(_) => (None, ""),
+        SessionEvent::NestedResult(nested) => {
+            if let Some(Err(error)) = nested.args.as_ref().map(check_depth) {
+                return Err(format!("its arguments nest {error}"));
+            }
+            (nested.value.as_ref(), "its value")
+        }
         SessionEvent::DecisionRequested(request) => (Some(&request.args), "its arguments"),
         SessionEvent::Decided(decided) => {
             if let Err(error) = check_depth(&decided.args) {

@@ -1,6 +1,7 @@
 //! The log file: appending one event per line, reading back every event it can, and
 //! dispatching a call with its events.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -100,6 +101,14 @@ pub struct RecordError {
     /// The I/O error.
     #[source]
     pub source: io::Error,
+}
+
+/// How a call is logged: as the host's repair of the call logged before it (attempt `repair`),
+/// and whether it is run again after a stop (`resume`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Logged {
+    pub(crate) repair: Option<u32>,
+    pub(crate) resume: bool,
 }
 
 /// An append-only session log.
@@ -237,20 +246,22 @@ impl SessionLog {
         surface: Surface,
         options: DispatchOptions,
     ) -> Result<ToolOutcome, RecordError> {
-        self.dispatch_logged(snapshot, call, surface, options, None)
+        self.dispatch_logged(snapshot, call, surface, options, Logged::default())
             .await
     }
 
     /// [`dispatch_with`](Self::dispatch_with), the call marked as the host's repair of the
-    /// one logged before it (attempt `repair`).
+    /// one logged before it (attempt `repair`); `resume`: the call ran before and is run again,
+    /// the nested dispatches it made then given back from the log.
     pub(crate) async fn dispatch_logged(
         &self,
         snapshot: &Snapshot,
         call: ToolCall,
         surface: Surface,
         options: DispatchOptions,
-        repair: Option<u32>,
+        logged: Logged,
     ) -> Result<ToolOutcome, RecordError> {
+        let Logged { repair, resume } = logged;
         let id = call.id().to_owned();
         if let Err(source) = CallEvent::in_snapshot(&call, snapshot)
             .map(|event| CallEvent { repair, ..event })
@@ -263,14 +274,24 @@ impl SessionLog {
                 source,
             });
         }
-        let recording = NestedRecording(Arc::new(self.clone()));
+        let recording = if resume {
+            match Resumed::of(self, &id) {
+                Ok(resumed) => NestedRecording(Arc::new(resumed)),
+                Err(source) => {
+                    call.dispose();
+                    return Err(RecordError {
+                        outcome: None,
+                        source,
+                    });
+                }
+            }
+        } else {
+            NestedRecording(Arc::new(self.clone()))
+        };
         let options = options.extension(recording);
         let outcome = snapshot.dispatch_with(call, surface, options).await;
         // A call that waits for a decision has no result yet: it is logged when it runs.
-        if outcome
-            .error()
-            .is_some_and(|error| error.kind() == Some(FailureKind::DecisionPending))
-        {
+        if waits(&outcome) {
             return Ok(outcome);
         }
         let result = ResultEvent::of(&id, &outcome, self.inner.options.values);
@@ -303,8 +324,17 @@ impl SessionLog {
         call: ToolCall,
     ) -> Result<ToolOutcome, RecordError> {
         let (id, name) = (call.id().to_owned(), call.name().to_owned());
+        let args = call.logged_args().ok().and_then(|(args, _)| args);
         let outcome = snapshot.dispatch(call, Surface::Nested).await;
-        match self.append(&NestedEvent::of(parent_id, id, name, &outcome)) {
+        let event = NestedEvent::of(
+            parent_id,
+            id,
+            name,
+            args,
+            &outcome,
+            self.inner.options.values,
+        );
+        match self.append(&event) {
             Ok(()) => Ok(outcome),
             Err(source) => Err(RecordError {
                 outcome: Some(outcome),
@@ -520,11 +550,94 @@ fn parse_line(line: &[u8]) -> Result<SessionEvent, Problem> {
 
 /// Logs a nested dispatch made during a logged call. Nested dispatch cannot fail for the
 /// log's sake (the program already has the value), so a write error is reported by `tracing`
-/// only.
+/// only. A dispatch that waits for a decision is not logged: it runs when the program runs
+/// again.
 impl NestedRecorder for SessionLog {
-    fn record(&self, parent_id: &str, id: String, name: String, outcome: &ToolOutcome) {
-        if let Err(error) = self.append(&NestedEvent::of(parent_id, id, name, outcome)) {
+    fn record(
+        &self,
+        parent_id: &str,
+        id: String,
+        name: String,
+        args: Option<Value>,
+        outcome: &ToolOutcome,
+    ) {
+        if waits(outcome) {
+            return;
+        }
+        let event = NestedEvent::of(
+            parent_id,
+            id,
+            name,
+            args,
+            outcome,
+            self.inner.options.values,
+        );
+        if let Err(error) = self.append(&event) {
             tracing::warn!(parent_id, %error, "a nested result could not be logged");
         }
     }
+}
+
+/// A logged call run again: the nested dispatches its earlier runs made, each given back
+/// once, to the same dispatch (same parent, id, tool and arguments), in place of running it
+/// again. A program that takes another path runs its new calls.
+struct Resumed {
+    log: SessionLog,
+    earlier: Mutex<HashMap<String, NestedEvent>>,
+}
+
+impl Resumed {
+    /// The nested dispatches the log holds made during the call `id`, at any depth.
+    fn of(log: &SessionLog, id: &str) -> io::Result<Self> {
+        let below = format!("{id}.");
+        let mut earlier = HashMap::new();
+        Self::scan_nested(log, |nested| {
+            if nested.parent_id == id || nested.parent_id.starts_with(&below) {
+                earlier.insert(nested.id.clone(), nested);
+            }
+        })?;
+        Ok(Self {
+            log: log.clone(),
+            earlier: Mutex::new(earlier),
+        })
+    }
+
+    fn scan_nested(log: &SessionLog, mut each: impl FnMut(NestedEvent)) -> io::Result<()> {
+        SessionLog::scan(File::open(log.path())?, |event| {
+            if let SessionEvent::NestedResult(nested) = event {
+                each(nested);
+            }
+        })
+        .map(drop)
+    }
+}
+
+impl NestedRecorder for Resumed {
+    fn answered(&self, parent_id: &str, call: &ToolCall) -> Option<ToolOutcome> {
+        let mut earlier = self.earlier.lock().unwrap_or_else(PoisonError::into_inner);
+        let logged = earlier.get(call.id())?;
+        let args = call.logged_args().ok()?.0;
+        if logged.parent_id != parent_id || logged.name != call.name() || logged.args != args {
+            return None;
+        }
+        earlier.remove(call.id()).map(|logged| logged.to_outcome())
+    }
+
+    fn record(
+        &self,
+        parent_id: &str,
+        id: String,
+        name: String,
+        args: Option<Value>,
+        outcome: &ToolOutcome,
+    ) {
+        NestedRecorder::record(&self.log, parent_id, id, name, args, outcome);
+    }
+}
+
+/// Whether an outcome waits for a decision (and so has no result to log yet).
+fn waits(outcome: &ToolOutcome) -> bool {
+    outcome
+        .error()
+        .is_some_and(|error| error.kind() == Some(FailureKind::DecisionPending))
 }

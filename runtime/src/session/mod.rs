@@ -1,5 +1,6 @@
-//! The durable session log: an append-only JSON Lines file of tool calls and their results,
-//! and the replay that shows a saved session exactly as it was shown live, running no tool.
+//! The durable session log: an append-only JSON Lines file of tool calls, their results and
+//! the decisions they waited for; the replay that shows a saved session exactly as it was
+//! shown live, running no tool; and [`Decisions`], which any process holding the log takes.
 //!
 //! # Event format, version 1
 //!
@@ -18,9 +19,12 @@
 //!   (presentation metadata, when there was any).
 //! - `nested_result`: a dispatch made by a program during the call `parent_id`: its rendered
 //!   `content` and `is_error` only.
+//! - `decision_requested` and `decided`: a call that waits for a person, and their decision
+//!   ([`Decisions`]).
 //!
-//! The canonical value is never stored: it is execution-local. Readers skip kinds they do not
-//! know (with a warning) and ignore fields they do not know, so later versions may add both.
+//! The canonical value is stored (`tool_result`'s `value`) only with [`LogOptions::values`]:
+//! by default it is execution-local. Readers skip kinds they do not know (with a warning) and
+//! ignore fields they do not know, so later versions may add both.
 //!
 //! # Writer and reader agree
 //!
@@ -50,5 +54,6 @@ pub use events::{
     CallEvent, Decision, DecisionEvent, DecisionRequest, LOG_FORMAT_VERSION, MAX_EVENT_BYTES,
     NestedEvent, ResultEvent, SessionEvent,
 };
+pub(crate) use log::Logged;
 pub use log::{LogContents, LogOptions, LogProblem, OpenReport, RecordError, SessionLog};
 pub use replay::{ReplayedCall, ReplayedResult, replay};

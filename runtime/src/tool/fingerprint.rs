@@ -1,7 +1,7 @@
 //! A tool definition's fingerprint: what a person approved, or a host pinned, is named by it,
 //! so a definition that changed since is seen to have changed.
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
@@ -42,7 +42,7 @@ impl Fingerprint {
         let mut hex = String::with_capacity(7 + 64);
         hex.push_str("sha256:");
         for byte in digest {
-            hex.push_str(&format!("{byte:02x}"));
+            let _ = write!(hex, "{byte:02x}");
         }
         Ok(Self(hex))
     }

@@ -18,7 +18,7 @@ use crate::effects::Effect;
 use crate::error::{FailureError, FailureKind};
 use crate::outcome::ToolOutcome;
 use crate::pipeline::{DispatchOptions, Snapshot};
-use crate::session::{RecordError, ResultEvent, SessionEvent, SessionLog};
+use crate::session::{Logged, RecordError, ResultEvent, SessionEvent, SessionLog};
 
 /// How a turn's calls are run.
 #[derive(Clone, Debug)]
@@ -261,12 +261,16 @@ async fn run_call(
                     .await
             }
             Some(log) => {
+                let logged = Logged {
+                    repair,
+                    resume: options.resume,
+                };
                 log.dispatch_logged(
                     snapshot,
                     tool_call.clone(),
                     Surface::Direct,
                     dispatch.clone(),
-                    repair,
+                    logged,
                 )
                 .await?
             }

@@ -203,40 +203,14 @@ async fn run(settings: Settings) -> Result<(), Stop> {
     }
     let registry = builder.build().map_err(|error| error.to_string())?;
     let snapshot = registry.snapshot();
-    let mut conversation = Conversation::new(settings.provider, &settings.model)
+    let conversation = Conversation::new(settings.provider, &settings.model)
         .with_system(
             "You are a coding assistant. Use the tools to look at the workspace before answering.",
         )
         .with_tools(&snapshot, ToolOptions::default())
         .map_err(|error| error.to_string())?;
-    // A turn a run before stopped for decisions: decided now, and resumed.
-    let mut resumed = None;
-    match (
-        &session,
-        session
-            .as_ref()
-            .map(Session::waiting)
-            .transpose()?
-            .flatten(),
-    ) {
-        (Some(session), Some(waiting)) => {
-            for (id, decision) in &settings.decisions {
-                session
-                    .decisions
-                    .decide(&snapshot, id, decision.clone())
-                    .map_err(|error| error.to_string())?;
-            }
-            conversation = conversation.with_messages(waiting.messages);
-            resumed = Some(waiting.turn);
-        }
-        _ if !settings.decisions.is_empty() => {
-            return Err(Stop::Failed("no call waits for a decision".to_owned()));
-        }
-        _ if settings.prompt.is_empty() => {
-            return Err(Stop::Failed("say what to do: agent \"…\"".to_owned()));
-        }
-        _ => conversation.user(&settings.prompt),
-    }
+    let (mut conversation, mut resumed) =
+        begin(&settings, session.as_ref(), &snapshot, conversation)?;
     let client = reqwest::Client::new();
 
     for step in 1..=settings.max_steps {
@@ -283,6 +257,43 @@ async fn run(settings: Settings) -> Result<(), Stop> {
         "no answer after {} steps",
         settings.max_steps
     )))
+}
+
+/// Where the conversation starts: the turn a run before stopped for decisions, decided now
+/// and resumed (its stream, to read again), or the user's prompt.
+fn begin(
+    settings: &Settings,
+    session: Option<&Session>,
+    snapshot: &toolprism::Snapshot,
+    mut conversation: Conversation,
+) -> Result<(Conversation, Option<String>), Stop> {
+    match (
+        session,
+        session.map(Session::waiting).transpose()?.flatten(),
+    ) {
+        (Some(session), Some(waiting)) => {
+            for (id, decision) in &settings.decisions {
+                session
+                    .decisions
+                    .decide(snapshot, id, decision.clone())
+                    .map_err(|error| error.to_string())?;
+            }
+            Ok((
+                conversation.with_messages(waiting.messages),
+                Some(waiting.turn),
+            ))
+        }
+        _ if !settings.decisions.is_empty() => {
+            Err(Stop::Failed("no call waits for a decision".to_owned()))
+        }
+        _ if settings.prompt.is_empty() => {
+            Err(Stop::Failed("say what to do: agent \"…\"".to_owned()))
+        }
+        _ => {
+            conversation.user(&settings.prompt);
+            Ok((conversation, None))
+        }
+    }
 }
 
 /// Sends the conversation and reads the model's turn as it streams, printing its text: the

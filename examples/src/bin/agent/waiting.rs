@@ -92,7 +92,7 @@ impl PreExecutePolicy for AskBefore {
     }
 
     /// Named, so that a decision taken in one run holds in the next.
-    fn name(&self) -> &str {
+    fn name(&self) -> &'static str {
         "ask-before"
     }
 }
