@@ -22,6 +22,8 @@ pub const TOOL_BROKEN: u8 = 6;
 /// `calls`: the response or stream could not be read (not the provider's format, a protocol
 /// broken, a limit passed).
 pub const UNREADABLE: u8 = 7;
+/// `lock --check`: a breaking change since the lock.
+pub const BREAKING_CHANGE: u8 = 8;
 /// Ctrl-C: the call was dropped.
 pub const CANCELLED: u8 = 130;
 

@@ -11,7 +11,10 @@ pub mod ask;
 mod calls;
 pub mod exit;
 pub mod html;
+mod lock;
 mod out;
+#[cfg(feature = "mcp")]
+mod pins;
 mod summary;
 pub mod terminal;
 pub mod visible;
@@ -96,6 +99,27 @@ enum Command {
         #[arg(default_value = "-", value_name = "FILE")]
         source: String,
     },
+    /// An MCP client's pin file: the imported tools it holds since their definitions changed
+    /// (`list`), and accepting a change (`accept SERVER TOOL`).
+    #[cfg(feature = "mcp")]
+    Pins {
+        /// What to do.
+        #[command(subcommand)]
+        action: PinsAction,
+        /// The pin file.
+        #[arg(long, global = true, default_value = "pins.json", value_name = "FILE")]
+        file: PathBuf,
+    },
+    /// Writes the tools' definitions to a lock file; with `--check`, compares them with it and
+    /// reports each change as breaking or compatible (exit status 8 on a breaking one).
+    Lock {
+        /// The lock file.
+        #[arg(long, default_value = "tools.lock.json", value_name = "FILE")]
+        file: PathBuf,
+        /// Compare with the lock instead of writing it.
+        #[arg(long)]
+        check: bool,
+    },
     /// Shows a session log in the terminal, as it was shown live (no tool runs).
     Replay {
         /// The log (JSON Lines).
@@ -108,6 +132,21 @@ enum Command {
         /// Where to write the page (default: the log's path with `.html`).
         #[arg(short, long)]
         output: Option<PathBuf>,
+    },
+}
+
+/// What `pins` does.
+#[cfg(feature = "mcp")]
+#[derive(Debug, Subcommand)]
+enum PinsAction {
+    /// Each tool held, with what changed.
+    List,
+    /// Accepts the definition a tool is listed with now.
+    Accept {
+        /// The server, as the pin file names it (`name endpoint`).
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
     },
 }
 
@@ -176,6 +215,12 @@ where
                 stream,
                 source,
             } => calls::calls(provider, stream, &source),
+            Command::Lock { file, check } => lock::lock(&registry, &file, check),
+            #[cfg(feature = "mcp")]
+            Command::Pins { action, file } => match action {
+                PinsAction::List => pins::list(&file),
+                PinsAction::Accept { server, tool } => pins::accept(&file, &server, &tool),
+            },
             Command::Replay { log } => replay_log(&log, style),
             Command::View { log, output } => view(&log, output),
         }

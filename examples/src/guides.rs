@@ -32,6 +32,9 @@ pub struct CodeMode;
 #[doc = include_str!("../../docs/cli.md")]
 pub struct Cli;
 
+#[doc = include_str!("../../docs/integrity.md")]
+pub struct Integrity;
+
 #[doc = include_str!("../../docs/performance.md")]
 pub struct Performance;
 

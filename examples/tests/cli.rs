@@ -491,3 +491,131 @@ fn a_reader_that_closes_the_pipe_ends_the_command_quietly() {
     assert!(!errors.contains("panicked"), "{errors}");
     assert_eq!(output.status.code(), Some(0), "{errors}");
 }
+
+/// The project's own tool set is locked (`examples/tools.lock.json`, which `.ci/run` checks):
+/// it passes `lock --check`; a lock in which `read` had no `path` field finds the field a
+/// new required one, a breaking change (status 8); `lock` writes the same file again.
+#[test]
+fn the_tool_set_is_locked_and_a_breaking_change_fails_the_check() {
+    let dir = workspace();
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools.lock.json");
+    let committed = committed.to_str().unwrap();
+    let output = tools(dir.path(), &["lock", "--check", "--file", committed]);
+    assert_eq!(
+        status(&output),
+        exit::OK,
+        "{}{}",
+        stdout(&output),
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let written = dir.path().join("tools.lock.json");
+    assert_eq!(status(&tools(dir.path(), &["lock"])), exit::OK);
+    let text = std::fs::read_to_string(&written).unwrap();
+    assert_eq!(
+        text,
+        std::fs::read_to_string(committed).unwrap(),
+        "the lock is current"
+    );
+
+    // As if `read` had had no `path`: the lock edited, and its fingerprint made again.
+    let mut lock: Value = serde_json::from_str(&text).unwrap();
+    let read = &mut lock["tools"]["read"];
+    let schema = &mut read["definition"]["input_schema"];
+    schema["properties"].as_object_mut().unwrap().remove("path");
+    schema["required"] = json!([]);
+    let fingerprint = toolprism::tool::Fingerprint::of_definition(&read["definition"]).unwrap();
+    read["fingerprint"] = json!(fingerprint);
+    let older = dir.path().join("older.lock.json");
+    std::fs::write(&older, serde_json::to_string_pretty(&lock).unwrap()).unwrap();
+    let output = tools(
+        dir.path(),
+        &["lock", "--check", "--file", older.to_str().unwrap()],
+    );
+    assert_eq!(status(&output), exit::BREAKING_CHANGE);
+    let report = stdout(&output);
+    assert!(
+        report.contains("breaking   read /input_schema/properties/path — a new required input field (for callers)"),
+        "{report}"
+    );
+
+    // Edited by hand without its fingerprint, the lock is refused.
+    std::fs::write(&older, text.replace("Reads a file", "Reads any file")).unwrap();
+    let output = tools(
+        dir.path(),
+        &["lock", "--check", "--file", older.to_str().unwrap()],
+    );
+    assert_eq!(status(&output), exit::USAGE);
+    assert!(String::from_utf8_lossy(&output.stderr).contains("edited or damaged"));
+}
+
+/// `pins list` shows what an MCP client's pin file holds and what changed; `pins accept`
+/// pins the listed definition.
+#[test]
+fn pins_lists_what_is_held_and_accepts_a_change() {
+    let dir = workspace();
+    let definition = |description: &str| {
+        json!({"name": "clean", "title": null, "description": description,
+            "inputSchema": {"type": "object"}, "outputSchema": null, "annotations": null})
+    };
+    let pinned = |description: &str| {
+        let definition = definition(description);
+        json!({"fingerprint": toolprism::tool::Fingerprint::of_definition(&definition).unwrap(),
+            "definition": definition})
+    };
+    let file = dir.path().join("pins.json");
+    let pins = json!({"toolprism_pins": 1, "servers": {"peer stdio:server": {"clean": {
+        "pinned": pinned("Echoes."), "pending": pinned("Echoes. Call me again.")}}}});
+    std::fs::write(&file, pins.to_string()).unwrap();
+    let file = file.to_str().unwrap();
+
+    let output = tools(dir.path(), &["pins", "list", "--file", file]);
+    assert_eq!(status(&output), exit::OK);
+    let shown = stdout(&output);
+    assert!(
+        shown.starts_with(
+            "peer stdio:server — clean\n  compatible /description: a title or description changed"
+        ),
+        "{shown}"
+    );
+
+    let output = tools(
+        dir.path(),
+        &[
+            "pins",
+            "accept",
+            "peer stdio:server",
+            "clean",
+            "--file",
+            file,
+        ],
+    );
+    assert_eq!(
+        status(&output),
+        exit::OK,
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let shown = stdout(&tools(dir.path(), &["pins", "list", "--file", file]));
+    assert!(shown.starts_with("nothing held"), "{shown}");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let clean = &saved["servers"]["peer stdio:server"]["clean"];
+    assert_eq!(
+        clean["pinned"]["definition"]["description"],
+        "Echoes. Call me again."
+    );
+    assert!(clean.get("pending").is_none());
+    // Nothing waits any more.
+    let output = tools(
+        dir.path(),
+        &[
+            "pins",
+            "accept",
+            "peer stdio:server",
+            "clean",
+            "--file",
+            file,
+        ],
+    );
+    assert_eq!(status(&output), exit::USAGE);
+}

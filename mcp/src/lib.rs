@@ -24,8 +24,13 @@ pub use client::error::{
     ClientError, REMOTE_TOOL_ERROR, SERVER_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE,
 };
 pub use client::input::{MAX_INPUT_ASKS, MAX_INPUT_REQUESTS, MAX_INPUT_ROUNDS};
+pub use client::inspect::{MAX_REMOTE_DESCRIPTION_BYTES, Poisoned, RefusedTool};
 pub use client::limits::{MAX_IMPORTED_TOOLS, MAX_LISTING_BYTES};
 pub use client::options::{BearerToken, ImportOptions};
+pub use client::pins::{
+    DEFINITION_CHANGED, HeldTool, MAX_PIN_FILE_BYTES, NewTools, PIN_FORMAT_VERSION, Pin, PinError,
+    PinFile, PinnedDefinition, Pins,
+};
 pub use client::progress::MAX_PROGRESS_MESSAGE;
 pub use client::shared::RemoteTool;
 #[cfg(feature = "http-server")]

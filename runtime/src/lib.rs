@@ -37,6 +37,7 @@ pub mod context;
 pub mod depth;
 pub mod effects;
 pub mod error;
+pub mod integrity;
 pub mod lower;
 mod outcome;
 mod panic;

@@ -27,7 +27,9 @@ use toolprism::Registry;
 use super::error::ClientError;
 use super::events::ClientEvents;
 use super::input::InFlight;
+use super::inspect::RefusedTool;
 use super::options::ImportOptions;
+use super::pins::{HeldTool, PinError, Pins};
 use super::progress::ProgressRoutes;
 use super::shared::{ClientShared, RemoteTool};
 use super::sync::{keep_current, sync_tools, tools_filter};
@@ -68,9 +70,15 @@ impl McpClient {
         command: tokio::process::Command,
         options: ImportOptions,
     ) -> Result<Self, ClientError> {
+        let std = command.as_std();
+        let endpoint = std::iter::once(std.get_program())
+            .chain(std.get_args())
+            .map(|part| part.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
         let transport = rmcp::transport::TokioChildProcess::new(command)
             .map_err(|error| ClientError::Connect(error.to_string()))?;
-        Self::connect(transport, options).await
+        Self::connect_at(transport, options, format!("stdio:{endpoint}")).await
     }
 
     /// Speaks MCP over streamable HTTP to `url`.
@@ -87,15 +95,29 @@ impl McpClient {
                 .map_err(|error| ClientError::Connect(error.to_string()))?;
             let transport =
                 rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
-            return Self::connect(transport, options).await;
+            return Self::connect_at(transport, options, url.to_owned()).await;
         }
         let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-        Self::connect(transport, options).await
+        Self::connect_at(transport, options, url.to_owned()).await
     }
 
     /// Speaks MCP over any rmcp client transport: 2026-07-28 if the server offers it, else
     /// 2025-11-25.
+    /// Its pins ([`ImportOptions::pins`]) are kept under the endpoint `transport`, unless
+    /// [`ImportOptions::endpoint`] names it.
     pub async fn connect<T, E, A>(transport: T, options: ImportOptions) -> Result<Self, ClientError>
+    where
+        T: rmcp::transport::IntoTransport<RoleClient, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        Self::connect_at(transport, options, "transport".to_owned()).await
+    }
+
+    async fn connect_at<T, E, A>(
+        transport: T,
+        options: ImportOptions,
+        endpoint: String,
+    ) -> Result<Self, ClientError>
     where
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
@@ -126,8 +148,20 @@ impl McpClient {
         .map_err(|_| ClientError::Timeout(options.connect_timeout))?
         .map_err(|error| ClientError::Connect(error.to_string()))?;
         let peer = service.peer().clone();
+        // Pins are kept per server: the name it gives, at the endpoint reached.
+        let name = peer
+            .peer_info()
+            .and_then(|info| info.server_info.as_ref().map(|server| server.name.clone()))
+            .unwrap_or_default();
+        let endpoint = options.endpoint.clone().unwrap_or(endpoint);
+        let identity = format!("{name} {endpoint}");
         Ok(Self {
             shared: Arc::new(ClientShared {
+                identity,
+                pins_seen: Mutex::new(None),
+                held: Mutex::new(Vec::new()),
+                force: std::sync::atomic::AtomicBool::new(false),
+                held_events: tokio::sync::broadcast::channel(64).0,
                 service: Mutex::new(Some(service)),
                 peer,
                 options,
@@ -135,6 +169,7 @@ impl McpClient {
                 progress,
                 in_flight,
                 imported: Mutex::new(Vec::new()),
+                refused: Mutex::new(Vec::new()),
                 listing_keys: RandomState::new(),
             }),
         })
@@ -144,6 +179,55 @@ impl McpClient {
     pub fn imported(&self) -> Vec<RemoteTool> {
         self.shared
             .imported
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The server's identity its pins are kept under: the name it gives and the endpoint
+    /// reached (`fastmcp-peer stdio:python3 server.py`).
+    pub fn server_identity(&self) -> &str {
+        &self.shared.identity
+    }
+
+    /// The tools held by their pins ([`ImportOptions::pins`]): changed since pinned (shown as
+    /// pinned, and not called), or new and waiting (not imported), each with what changed.
+    pub fn held(&self) -> Vec<HeldTool> {
+        self.shared
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Each tool held anew from here on, with what changed ([`HeldTool::diff`]): a definition
+    /// that differs from its pin, or a new tool that waits. A receiver that falls 64 behind
+    /// misses the oldest; [`held`](Self::held) always says what is held.
+    pub fn held_events(&self) -> tokio::sync::broadcast::Receiver<HeldTool> {
+        self.shared.held_events.subscribe()
+    }
+
+    /// Accepts the definition `remote_name` is listed with now: it is pinned, and the tool is
+    /// imported again as listed.
+    pub async fn accept(&self, registry: &Registry, remote_name: &str) -> Result<(), ClientError> {
+        let Some(pin_file) = &self.shared.options.pins else {
+            return Err(ClientError::Pins(PinError::NothingPending {
+                server: self.shared.identity.clone(),
+                tool: remote_name.to_owned(),
+            }));
+        };
+        let mut pins = Pins::load(pin_file.path())?;
+        pins.accept(&self.shared.identity, remote_name)?;
+        pins.save(pin_file.path())?;
+        sync_tools(&self.shared, registry, None).await?;
+        Ok(())
+    }
+
+    /// The tools of the server's last listing refused at import, and why: a hidden character
+    /// (with where), a description past the limit, a name that reads as a local tool's.
+    pub fn refused(&self) -> Vec<RefusedTool> {
+        self.shared
+            .refused
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()

@@ -8,16 +8,19 @@ use serde_json::Value;
 use toolprism::present::is_media_type;
 use toolprism::schema::{check_input_schema, check_output_schema};
 use toolprism::tool::{Icon, IconTheme, ToolAbout};
-use toolprism::{ToolContext, ToolDef};
+use toolprism::{ToolContext, ToolDef, ToolError};
 
 use super::call::{OutputShape, Remote};
 use super::shared::{ClientShared, RemoteTool};
 use crate::wire::schema::unwrap;
 
+/// `held`: the refusal every call gets, for a tool shown as pinned while its server lists
+/// another definition.
 pub(super) fn remote_tool_def(
     local: String,
     tool: Tool,
     shared: &ClientShared,
+    held: Option<String>,
 ) -> (RemoteTool, ToolDef) {
     let (peer, progress) = (shared.peer.clone(), shared.progress.clone());
     let in_flight = shared.in_flight.clone();
@@ -63,7 +66,13 @@ pub(super) fn remote_tool_def(
             };
             let name = wire_name.clone();
             let shape = shape.clone();
-            async move { remote.call(name, args, cx, &shape).await }
+            let held = held.clone();
+            async move {
+                if let Some(refusal) = held {
+                    return Err(ToolError::new(refusal).with_code(crate::DEFINITION_CHANGED));
+                }
+                remote.call(name, args, cx, &shape).await
+            }
         });
     let mut def = builder.build().with_about(about);
     if !input_validated {

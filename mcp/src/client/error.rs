@@ -52,4 +52,7 @@ pub enum ClientError {
         /// Why.
         source: RegistrationError,
     },
+    /// The pin file could not be read or written, or nothing waits to be accepted.
+    #[error(transparent)]
+    Pins(#[from] crate::PinError),
 }

@@ -6,7 +6,8 @@
 //! - `options`: how tools are imported; `error`: how importing and calls fail; `limits`: what a
 //!   server's listing may hold;
 //! - `sync`: listing the server's tools and keeping them current; `define`: a remote
-//!   definition as a toolprism tool;
+//!   definition as a toolprism tool; `inspect`: what a remote definition may not carry;
+//!   `pins`: definitions pinned, and tools held when theirs changed;
 //! - `call`: a call to an imported tool; `input`: what the server asks during one;
 //!   `progress`: the server's progress, routed to the local call;
 //! - `events`: what the server sends outside a call's answer; `shared`: what the connection
@@ -21,8 +22,10 @@ pub(crate) mod define;
 pub(crate) mod error;
 mod events;
 pub(crate) mod input;
+pub(crate) mod inspect;
 pub(crate) mod limits;
 pub(crate) mod options;
+pub(crate) mod pins;
 pub(crate) mod progress;
 pub(crate) mod shared;
 mod sync;

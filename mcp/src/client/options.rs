@@ -29,6 +29,16 @@ pub struct ImportOptions {
     /// for a server reached over HTTP; see [`crate::OAuth`].
     #[cfg(feature = "oauth-client")]
     pub oauth: Option<crate::OAuth>,
+    /// The longest description or title a remote tool may carry, in bytes (its own or any in
+    /// its schemas); a tool with a longer one is refused at import. Default:
+    /// [`MAX_REMOTE_DESCRIPTION_BYTES`](crate::MAX_REMOTE_DESCRIPTION_BYTES), 16 KiB.
+    pub max_description_bytes: usize,
+    /// Pin each tool's definition, and hold a tool whose definition changed since
+    /// ([`PinFile`](crate::PinFile)). Default: none.
+    pub pins: Option<crate::PinFile>,
+    /// The endpoint the server's pins are kept under, in place of the one the client knows
+    /// (the command, the URL, or `transport` for [`McpClient::connect`](crate::McpClient::connect)).
+    pub endpoint: Option<String>,
 }
 
 /// An access token, kept out of every `Debug` print and log.
@@ -60,6 +70,9 @@ impl Default for ImportOptions {
             bearer_token: None,
             #[cfg(feature = "oauth-client")]
             oauth: None,
+            max_description_bytes: super::inspect::MAX_REMOTE_DESCRIPTION_BYTES,
+            pins: None,
+            endpoint: None,
         }
     }
 }
@@ -115,6 +128,31 @@ impl ImportOptions {
     #[must_use]
     pub fn oauth(mut self, oauth: crate::OAuth) -> Self {
         self.oauth = Some(oauth);
+        self
+    }
+
+    /// The same options, refusing a remote tool whose description or title (its own, or any
+    /// in its schemas) is longer than `bytes`.
+    #[must_use]
+    pub fn max_description_bytes(mut self, bytes: usize) -> Self {
+        self.max_description_bytes = bytes;
+        self
+    }
+
+    /// The same options, pinning each tool's definition in `pins`: a tool whose definition
+    /// changed since is held (shown as pinned, its calls refused with
+    /// [`DEFINITION_CHANGED`](crate::DEFINITION_CHANGED)) until accepted
+    /// ([`McpClient::accept`](crate::McpClient::accept), or `tools pins accept`).
+    #[must_use]
+    pub fn pins(mut self, pins: crate::PinFile) -> Self {
+        self.pins = Some(pins);
+        self
+    }
+
+    /// The same options, keeping the server's pins under this endpoint.
+    #[must_use]
+    pub fn endpoint(mut self, endpoint: impl Into<String>) -> Self {
+        self.endpoint = Some(endpoint.into());
         self
     }
 

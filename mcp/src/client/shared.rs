@@ -22,6 +22,19 @@ pub(super) struct ClientShared {
     /// The calls in flight, for what a 2025-11-25 server asks during one.
     pub(super) in_flight: Arc<InFlight>,
     pub(super) imported: Mutex<Vec<RemoteTool>>,
+    /// The tools of the last listing refused at import.
+    pub(super) refused: Mutex<Vec<super::inspect::RefusedTool>>,
+    /// The server's identity for its pins: `name endpoint`.
+    pub(super) identity: String,
+    /// The digest of the pin file as last read or written (to see another process's
+    /// acceptance).
+    pub(super) pins_seen: Mutex<Option<[u8; 32]>>,
+    /// The tools held by their pins, as of the last listing.
+    pub(super) held: Mutex<Vec<super::pins::HeldTool>>,
+    /// Where each tool held anew is told ([`McpClient::held_events`](crate::McpClient::held_events)).
+    pub(super) held_events: tokio::sync::broadcast::Sender<super::pins::HeldTool>,
+    /// Import the next listing even if it is the last one (the pins changed).
+    pub(super) force: std::sync::atomic::AtomicBool,
     /// The keys listings are hashed under, to tell an unchanged one.
     pub(super) listing_keys: RandomState,
 }
