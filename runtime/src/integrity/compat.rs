@@ -306,6 +306,18 @@ fn schema(found: &mut Found<'_>, side: Side, path: &str, before: &Value, after: 
     if before == after {
         return;
     }
+    // `true` accepts anything, as `{}` does.
+    let anything = Value::Object(Map::new());
+    let before = if *before == Value::Bool(true) {
+        &anything
+    } else {
+        before
+    };
+    let after = if *after == Value::Bool(true) {
+        &anything
+    } else {
+        after
+    };
     let (Some(was), Some(is)) = (before.as_object(), after.as_object()) else {
         // `true`/`false` schemas, or something that is not a schema.
         found.push(path, unclassified_or(side), Some(before), Some(after));
