@@ -29,8 +29,10 @@ async fn lock_of(version: &str, root: &Path) -> Lock {
         .arg("mcp-server-filesystem")
         .arg(root);
     // The first run installs Node.js and the package: minutes, not the default 30 s.
-    // These releases speak 2025 protocol versions (one answers 2026-07-28's discovery with an
-    // error of another id, which the automatic fallback does not take): initialize.
+    // These releases speak 2025 protocol versions: initialize at once. (The automatic choice
+    // probes 2026-07-28 first; on a first run, whose install makes the server slow to start,
+    // the probe times out, and rmcp's fallback then takes the probe's late error for the
+    // answer to its `initialize`, and fails.)
     let options = ImportOptions::default()
         .connect_timeout(Duration::from_secs(600))
         .protocol_version(ProtocolVersion::V_2025_11_25);
