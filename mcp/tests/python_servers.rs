@@ -296,3 +296,34 @@ async fn a_host_that_asks_first_imports_a_new_tool_once_it_accepts_it() {
     assert_eq!(outcome.value().unwrap(), &json!("hi"));
     assert!(registry.snapshot().definition("reword").is_none());
 }
+
+/// A legacy server slower to start than the 2026-07-28 probe waits (10 s): the first attempt
+/// reads the probe's late error as the answer to `initialize`; the client starts the server
+/// again and initializes at once.
+#[tokio::test]
+async fn a_legacy_server_slow_to_start_is_started_again_and_initialized() {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/mcp_peers/slow_legacy_server.py");
+    let starts = tempfile::NamedTempFile::new().unwrap();
+    let mut command = tokio::process::Command::new("python3");
+    command.arg(script).env("SLOW_SERVER_STARTS", starts.path());
+    let options = ImportOptions::default().connect_timeout(Duration::from_secs(120));
+    let client = McpClient::connect_stdio(command, options)
+        .await
+        .expect("connected on the second start");
+    let started = std::fs::read_to_string(starts.path()).unwrap();
+    assert_eq!(
+        started.lines().count(),
+        2,
+        "started twice, with its environment"
+    );
+    assert!(
+        client
+            .server_identity()
+            .starts_with("slow-legacy stdio:python3")
+    );
+    let registry = Registry::builder().build().unwrap();
+    client.import_into(&registry).await.unwrap();
+    let outcome = run(&registry, "hello", json!({})).await;
+    assert_eq!(outcome.content()[0].as_text(), Some("hello"));
+}

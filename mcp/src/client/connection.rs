@@ -19,7 +19,7 @@ use std::collections::hash_map::RandomState;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::ProtocolVersion;
-use rmcp::service::{Peer, RoleClient};
+use rmcp::service::{ClientInitializeError, Peer, RoleClient};
 use rmcp::{ClientLifecycleMode, ClientServiceExt as _};
 use tokio::sync::Notify;
 use toolprism::Registry;
@@ -63,8 +63,50 @@ impl std::fmt::Debug for McpClient {
     }
 }
 
+/// Why a connection was not made: as the host is told, or the way a legacy server slow to
+/// start fails the automatic choice of version (which starting it again may mend).
+enum Failed {
+    Client(ClientError),
+    LateProbe(String),
+}
+
+impl From<ClientError> for Failed {
+    fn from(error: ClientError) -> Self {
+        Self::Client(error)
+    }
+}
+
+impl From<Failed> for ClientError {
+    fn from(failed: Failed) -> Self {
+        match failed {
+            Failed::Client(error) => error,
+            Failed::LateProbe(message) => Self::Connect(message),
+        }
+    }
+}
+
+/// The same command again: program, arguments, environment and directory.
+#[cfg(feature = "child-process")]
+fn copy_of(command: &tokio::process::Command) -> tokio::process::Command {
+    let std = command.as_std();
+    let mut copy = tokio::process::Command::new(std.get_program());
+    copy.args(std.get_args());
+    for (key, value) in std.get_envs() {
+        match value {
+            Some(value) => copy.env(key, value),
+            None => copy.env_remove(key),
+        };
+    }
+    if let Some(dir) = std.get_current_dir() {
+        copy.current_dir(dir);
+    }
+    copy
+}
+
 impl McpClient {
-    /// Starts `command` and speaks MCP over its stdin and stdout.
+    /// Starts `command` and speaks MCP over its stdin and stdout. A legacy server slower to
+    /// start than the 2026-07-28 probe waits (10 s: a first `npx` run) is started again and
+    /// initialized at once.
     #[cfg(feature = "child-process")]
     pub async fn connect_stdio(
         command: tokio::process::Command,
@@ -76,9 +118,29 @@ impl McpClient {
             .map(|part| part.to_string_lossy().into_owned())
             .collect::<Vec<_>>()
             .join(" ");
-        let transport = rmcp::transport::TokioChildProcess::new(command)
-            .map_err(|error| ClientError::Connect(error.to_string()))?;
-        Self::connect_at(transport, options, format!("stdio:{endpoint}")).await
+        let endpoint = format!("stdio:{endpoint}");
+        let again = options
+            .protocol_version
+            .is_none()
+            .then(|| copy_of(&command));
+        let unstarted = |error: std::io::Error| ClientError::Connect(error.to_string());
+        let transport = rmcp::transport::TokioChildProcess::new(command).map_err(unstarted)?;
+        match Self::connect_at(transport, options.clone(), endpoint.clone()).await {
+            Err(Failed::LateProbe(error)) => {
+                let Some(command) = again else {
+                    return Err(ClientError::Connect(error));
+                };
+                // A legacy server slower to start than the 2026-07-28 probe waits: the probe's
+                // late error was read as the answer to `initialize`. Start it again, and
+                // initialize at once.
+                tracing::warn!(%error, "the MCP server was slow to start: starting it again with initialize");
+                let options = options.protocol_version(ProtocolVersion::V_2025_11_25);
+                let transport =
+                    rmcp::transport::TokioChildProcess::new(command).map_err(unstarted)?;
+                Ok(Self::connect_at(transport, options, endpoint).await?)
+            }
+            connected => Ok(connected?),
+        }
     }
 
     /// Speaks MCP over streamable HTTP to `url`.
@@ -95,10 +157,10 @@ impl McpClient {
                 .map_err(|error| ClientError::Connect(error.to_string()))?;
             let transport =
                 rmcp::transport::StreamableHttpClientTransport::with_client(http, config);
-            return Self::connect_at(transport, options, url.to_owned()).await;
+            return Ok(Self::connect_at(transport, options, url.to_owned()).await?);
         }
         let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-        Self::connect_at(transport, options, url.to_owned()).await
+        Ok(Self::connect_at(transport, options, url.to_owned()).await?)
     }
 
     /// Speaks MCP over any rmcp client transport: 2026-07-28 if the server offers it, else
@@ -110,14 +172,14 @@ impl McpClient {
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        Self::connect_at(transport, options, "transport".to_owned()).await
+        Ok(Self::connect_at(transport, options, "transport".to_owned()).await?)
     }
 
     async fn connect_at<T, E, A>(
         transport: T,
         options: ImportOptions,
         endpoint: String,
-    ) -> Result<Self, ClientError>
+    ) -> Result<Self, Failed>
     where
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
         E: std::error::Error + Send + Sync + 'static,
@@ -146,7 +208,21 @@ impl McpClient {
         )
         .await
         .map_err(|_| ClientError::Timeout(options.connect_timeout))?
-        .map_err(|error| ClientError::Connect(error.to_string()))?;
+        .map_err(|error| {
+            let late = match &error {
+                ClientInitializeError::UncorrelatedErrorResponse { .. } => true,
+                ClientInitializeError::LegacyFallbackFailed { fallback, .. } => matches!(
+                    **fallback,
+                    ClientInitializeError::UncorrelatedErrorResponse { .. }
+                ),
+                _ => false,
+            };
+            if late {
+                Failed::LateProbe(error.to_string())
+            } else {
+                Failed::Client(ClientError::Connect(error.to_string()))
+            }
+        })?;
         let peer = service.peer().clone();
         // Pins are kept per server: the name it gives, at the endpoint reached.
         let name = peer
