@@ -408,3 +408,45 @@ async fn an_approvers_edit_that_breaks_the_schema_fails_the_call_unrun() {
     assert!(text(&outcome).contains("in place of the model's"));
     assert!(ledger.lines().is_empty());
 }
+
+/// Accepts every form with "approve".
+struct ApprovesEveryForm;
+
+impl toolprism::ask::Answerer for ApprovesEveryForm {
+    fn can_answer(&self, kind: toolprism::ask::InputKind) -> bool {
+        kind == toolprism::ask::InputKind::Elicitation
+    }
+
+    fn answer<'a>(
+        &'a self,
+        _key: &'a str,
+        _request: &'a toolprism::ask::InputRequest,
+    ) -> toolprism::BoxFuture<'a, Result<Value, toolprism::ask::AskError>> {
+        Box::pin(async { Ok(json!({"action": "accept", "content": {"decision": "approve"}})) })
+    }
+}
+
+/// A decision a person took on a form is for the call it was asked in: a later call with the
+/// same id and arguments (another MCP caller's, whose request ids start at 1 too) is asked
+/// again, never run on it.
+#[tokio::test]
+async fn a_decision_taken_on_a_form_holds_for_its_own_call_only() {
+    let dir = TempDir::new("decisions-form");
+    let ledger = Ledger(dir.path().join("ledger.txt"));
+    let process = Process::start(&dir, None);
+    let call = || ToolCall::new("1", "delete", json!({"path": "a.txt"}));
+    let asked = toolprism::pipeline::DispatchOptions::default().answerer(ApprovesEveryForm);
+    let approved = process
+        .snapshot
+        .dispatch_with(call(), Surface::Direct, asked)
+        .await;
+    assert_eq!(approved.value().unwrap(), &json!("deleted a.txt"));
+    let other = process.snapshot.dispatch(call(), Surface::Direct).await;
+    assert_eq!(code(&other), Some(codes::DECISION_PENDING));
+    assert_eq!(ledger.lines(), ["delete a.txt"]);
+    // Nor after the log is read again.
+    let reopened = Process::start(&dir, None);
+    let other = reopened.snapshot.dispatch(call(), Surface::Direct).await;
+    assert_eq!(code(&other), Some(codes::DECISION_PENDING));
+    assert_eq!(ledger.lines(), ["delete a.txt"]);
+}

@@ -111,6 +111,11 @@ impl State {
                     == (&decided.name, &decided.args, &decided.definition);
             waiting.policy != decided.policy || !(waiting.id == decided.id || same_call)
         });
+        // A form's answer was for the call that asked it, which runs on it at once: kept, it
+        // would answer a later call that happens to share the id (another MCP caller's).
+        if decided.on_form {
+            return;
+        }
         if matches!(decided.decision, Decision::AllowAlways { .. }) {
             self.allowed.push(decided.clone());
         }

@@ -136,9 +136,7 @@ impl ResultEvent {
             is_error: outcome.is_error(),
             error: outcome.error().cloned(),
             meta: outcome.meta().cloned(),
-            value: values
-                .then(|| outcome.value().map(|value| value.as_value().clone()))
-                .flatten(),
+            value: kept_value(outcome, values),
         }
     }
 
@@ -155,6 +153,13 @@ impl ResultEvent {
             self.value.as_ref().filter(|_| !self.is_error),
         )
     }
+}
+
+/// The canonical value of a success, when the log keeps values.
+fn kept_value(outcome: &ToolOutcome, values: bool) -> Option<Value> {
+    values
+        .then(|| outcome.value().map(|value| value.as_value().clone()))
+        .flatten()
 }
 
 /// An outcome given back from the log: the logged error, the logged value, or, for a success
@@ -234,9 +239,7 @@ impl NestedEvent {
             is_error: outcome.is_error(),
             args,
             error: outcome.error().cloned(),
-            value: values
-                .then(|| outcome.value().map(|value| value.as_value().clone()))
-                .flatten(),
+            value: kept_value(outcome, values),
         })
     }
 
