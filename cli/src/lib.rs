@@ -588,6 +588,12 @@ fn show_value_or_error(outcome: &ToolOutcome, style: Style) {
 #[cfg(feature = "mcp")]
 async fn serve(registry: Registry, http: Option<std::net::SocketAddr>) -> u8 {
     use toolprism_mcp::{HttpMode, McpServer};
+    // Spans and metrics over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; exported on return.
+    #[cfg(feature = "otel")]
+    let _telemetry = match toolprism_otel::Telemetry::init_from_env("toolprism-tools") {
+        Ok(telemetry) => telemetry,
+        Err(problem) => return error(exit::USAGE, &problem.to_string()),
+    };
     let server = McpServer::new(registry);
     let outcome = match http {
         None => server
@@ -599,7 +605,10 @@ async fn serve(registry: Registry, http: Option<std::net::SocketAddr>) -> u8 {
                 // Scripts and tests read the address from this line.
                 outln!("listening on {}", running.url());
                 let _ = std::io::Write::flush(&mut std::io::stdout());
-                running.wait().await.map_err(|error| error.to_string())
+                running
+                    .wait_for_stop_signal()
+                    .await
+                    .map_err(|error| error.to_string())
             }
             Err(error) => Err(error.to_string()),
         },

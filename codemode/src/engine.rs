@@ -621,13 +621,23 @@ fn dispatch_here(
     before: Instant,
 ) -> (Dispatched, Instant) {
     let call = ToolCall::new(call_id(&inline.parent_id, seq), tool, args);
-    let _in_run = inline.span.enter();
-    let mut dispatch = inline.dispatcher.dispatch(call);
-    let polled = {
+    let start = || {
+        let _in_run = inline.span.enter();
+        let mut dispatch = inline.dispatcher.dispatch(call);
         let _inside = inline.runtime.enter();
         // The host polls it again, with a waker of its own, if it is not done.
         let mut context = std::task::Context::from_waker(std::task::Waker::noop());
-        dispatch.as_mut().poll(&mut context)
+        let polled = dispatch.as_mut().poll(&mut context);
+        (dispatch, polled)
+    };
+    // On this thread, the subscriber the run is traced by (the host's may be scoped to its
+    // own thread), so that the call's span is the run's child wherever it runs.
+    let traced_by = inline
+        .span
+        .with_subscriber(|(_, subscriber)| subscriber.clone());
+    let (dispatch, polled) = match traced_by {
+        Some(subscriber) => tracing::dispatcher::with_default(&subscriber, start),
+        None => start(),
     };
     let after = Instant::now();
     shared

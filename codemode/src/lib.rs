@@ -48,6 +48,7 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 use toolprism::tool::AdvertisedTool;
 use toolprism::{RegistrationError, Registry, ToolContext, ToolDef, ToolError};
+use tracing::Instrument as _;
 
 pub use declare::{MAX_SCHEMA_DEPTH, declarations};
 pub use limits::{Limits, Stop};
@@ -237,7 +238,26 @@ async fn run(
         limits,
         inline: None,
     };
-    let RunEnd { logs, outcome } = host::run(program, cx.dispatcher(), cx.call_id()).await;
+    // The run's span holds its nested calls' `execute_tool` spans (they are dispatched
+    // inside it); how it stopped, if it failed, is its `error.type`.
+    let span = tracing::info_span!(
+        target: "toolprism_codemode",
+        "run_program",
+        otel.name = "run_program",
+        otel.status_code = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+        toolprism.program.bytes = program.code.len(),
+    );
+    let ran = host::run(program, cx.dispatcher(), cx.call_id());
+    let RunEnd { logs, outcome } = if span.is_disabled() {
+        ran.await
+    } else {
+        ran.instrument(span.clone()).await
+    };
+    if let Err(failure) = &outcome {
+        span.record("otel.status_code", "error");
+        span.record("error.type", failure.stop.code());
+    }
     match outcome {
         Ok(result) => Ok(RunCodeValue { logs, result }),
         Err(failure) => Err(failed(&limits, &failure, &logs)),

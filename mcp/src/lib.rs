@@ -8,6 +8,7 @@ mod client;
 #[cfg(feature = "http-server")]
 mod http;
 mod server;
+mod telemetry;
 mod wire;
 
 #[cfg(feature = "auth")]

@@ -30,6 +30,16 @@ pub enum Surface {
     Nested,
 }
 
+impl Surface {
+    /// The name it has in serialized form: `direct` or `nested`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Direct => "direct",
+            Self::Nested => "nested",
+        }
+    }
+}
+
 /// One call of a tool, as a model or a program makes it.
 ///
 /// Arguments are either parsed JSON or the raw text a provider sent; raw text that is not

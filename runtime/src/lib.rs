@@ -48,6 +48,7 @@ mod registry;
 pub mod schema;
 pub mod search;
 pub mod session;
+pub mod telemetry;
 mod text;
 pub mod tool;
 pub mod turn;

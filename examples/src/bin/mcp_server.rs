@@ -212,6 +212,8 @@ Options:
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     toolprism_examples::help_if_asked(USAGE);
+    // Spans and metrics over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; exported on return.
+    let _telemetry = toolprism_otel::Telemetry::init_from_env("toolprism-mcp-server")?;
     let options = parse()?;
     let workspace = Workspace::new(&options.root)?;
     let fetch = options
@@ -284,7 +286,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let running = server.serve_http(addr, mode).await?;
             // Tests and scripts read the address from this line.
             println!("listening on {}", running.url());
-            running.wait().await?;
+            running.wait_for_stop_signal().await?;
         }
     }
     Ok(())

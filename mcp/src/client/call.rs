@@ -13,10 +13,12 @@ use serde_json::Value;
 use toolprism::error::{FailureKind, codes};
 use toolprism::tool::Presented;
 use toolprism::{ContentBlock, ToolContext, ToolError};
+use tracing::Instrument as _;
 
 use super::error::{REMOTE_TOOL_ERROR, SERVER_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE};
 use super::input::{InFlight, MAX_INPUT_ROUNDS, answer_all, follow_task};
 use super::progress::ProgressRoutes;
+use crate::telemetry::{Failure, Side, record_request_id, request_span};
 use crate::wire::content::from_mcp;
 use crate::wire::result::ERROR_META_KEY;
 use crate::wire::schema::WRAP_PROPERTY;
@@ -74,12 +76,32 @@ impl Remote {
         params: CallToolRequestParams,
         cx: &ToolContext,
     ) -> Result<ServerResult, ServiceError> {
+        let span = request_span(Side::Client, "tools/call", Some(&params.name));
+        if !span.is_disabled()
+            && let Some(info) = self.peer.peer_info()
+        {
+            span.record("mcp.protocol.version", info.protocol_version.as_str());
+        }
+        #[cfg_attr(not(feature = "otel"), expect(unused_mut, reason = "set with `otel`"))]
+        let mut options = PeerRequestOptions::no_options();
+        #[cfg(feature = "otel")]
+        let timer = {
+            let mut meta = rmcp::model::RequestMetaObject::default();
+            crate::telemetry::inject(&span, &mut meta);
+            if !meta.is_empty() {
+                options.meta = Some(meta);
+            }
+            crate::telemetry::OperationTimer::start(
+                Side::Client,
+                "tools/call",
+                Some(&params.name),
+                None,
+            )
+        };
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let sent = async {
-            let handle = self
-                .peer
-                .send_request_with_option(request, PeerRequestOptions::no_options())
-                .await?;
+            let handle = self.peer.send_request_with_option(request, options).await?;
+            record_request_id(&tracing::Span::current(), &handle.id);
             // rmcp picks the token as it sends: a report overtaking this line (possible only
             // on a multi-threaded runtime, within microseconds) finds no call, and is dropped.
             let _route = self
@@ -90,7 +112,25 @@ impl Remote {
             abandoned.disarm();
             response
         };
-        sent.await
+        let answer = if span.is_disabled() {
+            sent.await
+        } else {
+            sent.instrument(span.clone()).await
+        };
+        let failure = match &answer {
+            Err(ServiceError::McpError(error)) => Some(Failure::Rpc(error.code.0)),
+            Err(_) => Some(Failure::Transport),
+            Ok(ServerResult::CallToolResult(result)) if result.is_error == Some(true) => {
+                Some(Failure::Tool)
+            }
+            Ok(_) => None,
+        };
+        if let Some(failure) = failure {
+            failure.record(&span);
+        }
+        #[cfg(feature = "otel")]
+        timer.ended(failure);
+        answer
     }
 
     pub(super) async fn call(

@@ -72,6 +72,40 @@ impl RunningHttp {
     pub async fn wait(self) -> std::io::Result<()> {
         self.task.await.map_err(std::io::Error::other)?
     }
+
+    /// Runs until the process is asked to stop (`SIGTERM`, as a service manager or an
+    /// orchestrator asks, or `SIGINT`), then [`shutdown`](Self::shutdown)s: requests in
+    /// flight finish, and whatever the host holds (buffered telemetry) is released as it
+    /// returns. Ends sooner if the server does.
+    pub async fn wait_for_stop_signal(mut self) -> std::io::Result<()> {
+        tokio::select! {
+            ended = &mut self.task => ended.map_err(std::io::Error::other)?,
+            () = stop_signal() => self.shutdown().await,
+        }
+    }
+}
+
+/// Resolves on the first `SIGTERM` or `SIGINT` (on Windows, Ctrl-C); never if neither can be
+/// listened to.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (Ok(mut terminate), Ok(mut interrupt)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }
 
 impl McpServer {

@@ -24,6 +24,7 @@ use super::resources::{
     OUTPUT_URI_PREFIX, RETAINED_OUTPUT_TTL_MS, handle_of, output_uri, resource_not_found,
 };
 use super::setup::McpServer;
+use super::traced::RequestTrace;
 
 impl ServerHandler for McpServer {
     #[expect(
@@ -72,30 +73,34 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let lists = self.lists();
-        let current = is_current(&context.meta, &context.peer);
-        let tools = self.callable(
-            if current {
-                &lists.current
-            } else {
-                &lists.legacy
-            },
-            &context,
-        );
-        if !current {
-            return Ok(ListToolsResult::with_all_items(tools));
-        }
-        let (ttl, scope) = self.shared.settings.tool_list_cache;
-        // A listing shown to a caller is that caller's: never to be shared.
-        let scope = if Requester::of(&context).caller.is_some() {
-            CacheScope::Private
-        } else {
-            scope
-        };
-        let mut result = ListToolsResult::with_all_items(tools);
-        result.ttl_ms = Some(ttl);
-        result.cache_scope = Some(scope);
-        Ok(result)
+        RequestTrace::start("tools/list", None, &context)
+            .run(async move {
+                let lists = self.lists();
+                let current = is_current(&context.meta, &context.peer);
+                let tools = self.callable(
+                    if current {
+                        &lists.current
+                    } else {
+                        &lists.legacy
+                    },
+                    &context,
+                );
+                if !current {
+                    return Ok(ListToolsResult::with_all_items(tools));
+                }
+                let (ttl, scope) = self.shared.settings.tool_list_cache;
+                // A listing shown to a caller is that caller's: never to be shared.
+                let scope = if Requester::of(&context).caller.is_some() {
+                    CacheScope::Private
+                } else {
+                    scope
+                };
+                let mut result = ListToolsResult::with_all_items(tools);
+                result.ttl_ms = Some(ttl);
+                result.cache_scope = Some(scope);
+                Ok(result)
+            })
+            .await
     }
 
     /// The tool a request names, for the transport to check its `Mcp-Param-*` headers
@@ -116,7 +121,8 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
-        self.call(request, context)
+        RequestTrace::start("tools/call", Some(&request.name), &context)
+            .run(self.call(request, context))
     }
 
     async fn list_resources(
@@ -124,12 +130,16 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        // Retained outputs belong to the calls that made them: they are read by the URI a
-        // result names, never listed to whoever asks.
-        match &self.shared.settings.host {
-            Some(host) => host.list_resources(request, context).await,
-            None => Ok(ListResourcesResult::default()),
-        }
+        RequestTrace::start("resources/list", None, &context)
+            .run(async move {
+                // Retained outputs belong to the calls that made them: they are read by the URI a
+                // result names, never listed to whoever asks.
+                match &self.shared.settings.host {
+                    Some(host) => host.list_resources(request, context).await,
+                    None => Ok(ListResourcesResult::default()),
+                }
+            })
+            .await
     }
 
     async fn list_resource_templates(
@@ -159,35 +169,41 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let Some(handle) = handle_of(&request.uri) else {
-            return match &self.shared.settings.host {
-                Some(host) => host.read_resource(request, context).await,
-                None => Err(resource_not_found(&request.uri)),
-            };
-        };
-        // Another's output, or one whose tool needs a scope the caller lacks, is answered as an
-        // unknown one is.
-        let requester = Requester::of(&context);
-        let snapshot = self.shared.registry.snapshot();
-        let read = snapshot
-            .read_retained(
-                handle,
-                requester.owner.as_ref(),
-                requester.caller.as_deref(),
-            )
-            .await;
-        match read {
-            Ok(Some(text)) => {
-                let mut result =
-                    ReadResourceResult::new(vec![ResourceContents::text(text, output_uri(handle))]);
-                // What a handle names never changes, and belongs to whoever made the call.
-                result.ttl_ms = Some(RETAINED_OUTPUT_TTL_MS);
-                result.cache_scope = Some(CacheScope::Private);
-                Ok(ReadResourceResponse::Complete(result))
-            }
-            Ok(None) => Err(resource_not_found(&request.uri)),
-            Err(error) => Err(ErrorData::internal_error(error.to_string(), None)),
-        }
+        RequestTrace::start("resources/read", None, &context)
+            .run(async move {
+                let Some(handle) = handle_of(&request.uri) else {
+                    return match &self.shared.settings.host {
+                        Some(host) => host.read_resource(request, context).await,
+                        None => Err(resource_not_found(&request.uri)),
+                    };
+                };
+                // Another's output, or one whose tool needs a scope the caller lacks, is answered as an
+                // unknown one is.
+                let requester = Requester::of(&context);
+                let snapshot = self.shared.registry.snapshot();
+                let read = snapshot
+                    .read_retained(
+                        handle,
+                        requester.owner.as_ref(),
+                        requester.caller.as_deref(),
+                    )
+                    .await;
+                match read {
+                    Ok(Some(text)) => {
+                        let mut result = ReadResourceResult::new(vec![ResourceContents::text(
+                            text,
+                            output_uri(handle),
+                        )]);
+                        // What a handle names never changes, and belongs to whoever made the call.
+                        result.ttl_ms = Some(RETAINED_OUTPUT_TTL_MS);
+                        result.cache_scope = Some(CacheScope::Private);
+                        Ok(ReadResourceResponse::Complete(result))
+                    }
+                    Ok(None) => Err(resource_not_found(&request.uri)),
+                    Err(error) => Err(ErrorData::internal_error(error.to_string(), None)),
+                }
+            })
+            .await
     }
 
     async fn subscribe(
@@ -217,10 +233,14 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        match &self.shared.settings.host {
-            Some(host) => host.list_prompts(request, context).await,
-            None => Err(ErrorData::method_not_found::<ListPromptsRequestMethod>()),
-        }
+        RequestTrace::start("prompts/list", None, &context)
+            .run(async move {
+                match &self.shared.settings.host {
+                    Some(host) => host.list_prompts(request, context).await,
+                    None => Err(ErrorData::method_not_found::<ListPromptsRequestMethod>()),
+                }
+            })
+            .await
     }
 
     async fn get_prompt(
@@ -228,10 +248,14 @@ impl ServerHandler for McpServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        match &self.shared.settings.host {
-            Some(host) => host.get_prompt(request, context).await,
-            None => Err(ErrorData::method_not_found::<GetPromptRequestMethod>()),
-        }
+        RequestTrace::start("prompts/get", Some(&request.name), &context)
+            .run(async move {
+                match &self.shared.settings.host {
+                    Some(host) => host.get_prompt(request, context).await,
+                    None => Err(ErrorData::method_not_found::<GetPromptRequestMethod>()),
+                }
+            })
+            .await
     }
 
     async fn complete(
@@ -239,10 +263,14 @@ impl ServerHandler for McpServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        match &self.shared.settings.host {
-            Some(host) => host.complete(request, context).await,
-            None => Err(ErrorData::method_not_found::<CompleteRequestMethod>()),
-        }
+        RequestTrace::start("completion/complete", None, &context)
+            .run(async move {
+                match &self.shared.settings.host {
+                    Some(host) => host.complete(request, context).await,
+                    None => Err(ErrorData::method_not_found::<CompleteRequestMethod>()),
+                }
+            })
+            .await
     }
 
     async fn get_task(
@@ -250,9 +278,13 @@ impl ServerHandler for McpServer {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let requester = Requester::of(&context);
-        let tasks = &self.shared.settings.tasks;
-        tasks.get(&request.task_id, requester.asker()).await
+        RequestTrace::start("tasks/get", None, &context)
+            .run(async move {
+                let requester = Requester::of(&context);
+                let tasks = &self.shared.settings.tasks;
+                tasks.get(&request.task_id, requester.asker()).await
+            })
+            .await
     }
 
     async fn update_task(
@@ -260,10 +292,14 @@ impl ServerHandler for McpServer {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let requester = Requester::of(&context);
-        let tasks = &self.shared.settings.tasks;
-        tasks
-            .update(&request.task_id, requester.asker(), request.input_responses)
+        RequestTrace::start("tasks/update", None, &context)
+            .run(async move {
+                let requester = Requester::of(&context);
+                let tasks = &self.shared.settings.tasks;
+                tasks
+                    .update(&request.task_id, requester.asker(), request.input_responses)
+                    .await
+            })
             .await
     }
 
@@ -272,9 +308,13 @@ impl ServerHandler for McpServer {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let requester = Requester::of(&context);
-        let tasks = &self.shared.settings.tasks;
-        tasks.cancel(&request.task_id, requester.asker()).await
+        RequestTrace::start("tasks/cancel", None, &context)
+            .run(async move {
+                let requester = Requester::of(&context);
+                let tasks = &self.shared.settings.tasks;
+                tasks.cancel(&request.task_id, requester.asker()).await
+            })
+            .await
     }
 
     fn accepted_subscription_filter(

@@ -30,7 +30,8 @@
 //!   kept;
 //! - `resources`, `object_outputs`: retained outputs as resources, and kept in object storage;
 //! - `announce`: telling 2025-11-25 sessions that the tools changed;
-//! - `host`: the host's own rmcp handler; `stdio`: serving over stdin and stdout.
+//! - `host`: the host's own rmcp handler; `stdio`: serving over stdin and stdout;
+//! - `traced`: each request a span, timed.
 
 mod announce;
 mod call;
@@ -51,3 +52,4 @@ pub(crate) mod setup;
 pub(crate) mod stdio;
 pub(crate) mod task_store;
 pub(crate) mod tasks;
+pub(crate) mod traced;

@@ -45,6 +45,12 @@ pub(super) async fn pre_execute(mut chain: Arc<Chain>) -> Result<Verdict, Failur
         let question = match decision {
             PreDecision::Allow => continue,
             PreDecision::Deny { reason } => {
+                tracing::info!(
+                    target: "toolprism",
+                    policy = policy.name(),
+                    decision = "deny",
+                    "toolprism.policy"
+                );
                 return Err(FailureError::new(
                     FailureKind::DeniedByPolicy,
                     format!("The call to `{}` was denied: {reason}", call.name()),
@@ -63,6 +69,12 @@ pub(super) async fn pre_execute(mut chain: Arc<Chain>) -> Result<Verdict, Failur
             // The person behind the call's client may decide now, on a form.
             approval = asked_on_the_call(&chain, index, &request).await?;
         }
+        tracing::info!(
+            target: "toolprism",
+            policy = policy.name(),
+            decision = approval.as_str(),
+            "toolprism.policy"
+        );
         match approval {
             Approval::Approved => {}
             Approval::Edited { arguments } => {

@@ -67,6 +67,7 @@ pub(crate) fn run_chain(chain: Arc<Chain>, index: usize) -> BoxFuture<'static, T
         };
         let next = Next::new(chain.clone(), index + 1);
         let call = ExecuteCall(chain.clone());
+        tracing::info!(target: "toolprism", wrapper = index, "toolprism.wrapper");
         match contain(|| wrapper.wrap(call, next)).await {
             Ok(executed) => settle(&chain, executed),
             Err(panic) => {
@@ -397,7 +398,10 @@ pub(super) fn input_error(tool: &CompiledTool, problems: &str) -> FailureError {
 }
 
 pub(super) fn output_error(tool: &CompiledTool, problem: &str) -> FailureError {
-    tracing::warn!(
+    // The event a trace shows says which tool; what was wrong (it quotes the value) is for
+    // logs at debug level, as content is kept out of traces unless asked for.
+    tracing::warn!(target: "toolprism", tool = tool.name(), "toolprism.invalid_output");
+    tracing::debug!(
         tool = tool.name(),
         problem,
         "tool produced an invalid value"

@@ -255,12 +255,13 @@ pub(crate) fn dispatch(
     surface: Surface,
     options: DispatchOptions,
 ) -> impl Future<Output = ToolOutcome> + Send + '_ {
-    let span = tracing::debug_span!(
-        "tool_dispatch",
-        tool = %printable(call.name(), MAX_ECHOED_NAME),
-        call_id = %printable(call.id(), MAX_ECHOED_NAME),
-        ?surface,
-    );
+    let span = execute_tool_span(&call, surface);
+    #[cfg(feature = "otel")]
+    let measured = crate::telemetry::metrics::instruments().map(|instruments| {
+        let tool = target.resolved.or_else(|| target.table.get(call.name()));
+        let tool = tool.map(|tool| tool.definition.shared_name());
+        (instruments, tool, std::time::Instant::now())
+    });
     // The last line of defence: a panic in the pipeline itself (a bug here or in a
     // dependency) is a failure too. User code is contained closer to where it runs.
     // A span nobody listens to is not entered (its guard costs more than the check).
@@ -288,9 +289,65 @@ pub(crate) fn dispatch(
         if span.is_disabled() {
             log_outcome(&outcome);
         } else {
-            span.in_scope(|| log_outcome(&outcome));
+            span.in_scope(|| {
+                record_outcome(&span, &outcome);
+                log_outcome(&outcome);
+            });
+        }
+        #[cfg(feature = "otel")]
+        if let Some((instruments, tool, started)) = measured {
+            instruments.ended(tool, &outcome, started);
         }
         outcome
+    }
+}
+
+/// The call's span, named and described as the GenAI semantic conventions' `execute_tool`
+/// (see [`telemetry`](crate::telemetry)). Its fields are computed only when someone listens.
+fn execute_tool_span(call: &ToolCall, surface: Surface) -> tracing::Span {
+    let name = printable(call.name(), MAX_ECHOED_NAME);
+    tracing::info_span!(
+        target: "toolprism",
+        "execute_tool",
+        otel.name = %format_args!("execute_tool {name}"),
+        otel.kind = "internal",
+        otel.status_code = tracing::field::Empty,
+        otel.status_description = tracing::field::Empty,
+        gen_ai.operation.name = "execute_tool",
+        gen_ai.tool.name = %name,
+        gen_ai.tool.call.id = %printable(call.id(), MAX_ECHOED_NAME),
+        gen_ai.tool.type = "function",
+        gen_ai.tool.call.arguments = tracing::field::Empty,
+        gen_ai.tool.call.result = tracing::field::Empty,
+        error.type = tracing::field::Empty,
+        "toolprism.surface" = surface.as_str(),
+    )
+}
+
+/// The outcome on the call's span: its error's code and status, and (when the host opted in
+/// to content) its value or message, bounded.
+fn record_outcome(span: &tracing::Span, outcome: &ToolOutcome) {
+    let content = crate::telemetry::content_limit();
+    match outcome {
+        ToolOutcome::Failure(failure) => {
+            span.record("otel.status_code", "error");
+            span.record("error.type", failure.error.code().unwrap_or("tool_error"));
+            if let Some(limit) = content {
+                let message = Value::String(failure.error.message.clone());
+                span.record(
+                    "otel.status_description",
+                    crate::telemetry::bounded_json(&message, limit),
+                );
+            }
+        }
+        ToolOutcome::Success(success) => {
+            if let Some(limit) = content {
+                span.record(
+                    "gen_ai.tool.call.result",
+                    crate::telemetry::bounded_json(success.value.as_value(), limit),
+                );
+            }
+        }
     }
 }
 
@@ -377,6 +434,13 @@ fn start(
         Ok(args) => args,
         Err(violations) => return Started::Ended(failure(input_error(tool, &violations))),
     };
+    if let Some(limit) = crate::telemetry::content_limit() {
+        // Inside the call's span, when it is listened to: nowhere else has the field.
+        tracing::Span::current().record(
+            "gen_ai.tool.call.arguments",
+            crate::telemetry::bounded_json(&args, limit),
+        );
+    }
     let chain = Arc::new(Chain {
         stages: target.stages.clone(),
         table: target.table.clone(),
@@ -612,7 +676,15 @@ async fn bound(chain: &Chain, mut outcome: ToolOutcome) -> ToolOutcome {
             ))))
         });
         match retained {
-            Ok(retained) => preview_of(&texts, &retained, limits),
+            Ok(retained) => {
+                let bytes: usize = texts.iter().map(|text| text.len()).sum();
+                tracing::info!(target: "toolprism", bytes = bytes, "toolprism.spill");
+                #[cfg(feature = "otel")]
+                if let Some(instruments) = crate::telemetry::metrics::instruments() {
+                    instruments.spilled(chain.tool.definition.shared_name());
+                }
+                preview_of(&texts, &retained, limits)
+            }
             Err(error) => {
                 tracing::warn!(tool = name, %error, "output not retained");
                 return failure(FailureError::new(
@@ -668,6 +740,9 @@ fn post_execute(chain: &Arc<Chain>, mut outcome: ToolOutcome) -> ToolOutcome {
             }
         };
         contexts.extend(decision.additional_contexts);
+        if let Some(action) = decision.action.as_str() {
+            tracing::info!(target: "toolprism", decision = action, "toolprism.policy");
+        }
         outcome = match decision.action {
             PostAction::Keep => outcome,
             // Replaced content is held to what a tool's is: a provider would refuse it whole.
@@ -844,7 +919,7 @@ mod tests {
         let events_in = events_in.lock().unwrap();
         assert_eq!(
             events_in.first(),
-            Some(&Some("tool_dispatch")),
+            Some(&Some("execute_tool")),
             "{events_in:?}"
         );
     }

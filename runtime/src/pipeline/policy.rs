@@ -138,6 +138,20 @@ pub enum Approval {
     Pending,
 }
 
+impl Approval {
+    /// Its kind, as a trace names it: `approved`, `refused`, `edited`, `substituted` or
+    /// `pending`.
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            Self::Approved => "approved",
+            Self::Refused { .. } => "refused",
+            Self::Edited { .. } => "edited",
+            Self::Substituted { .. } => "substituted",
+            Self::Pending => "pending",
+        }
+    }
+}
+
 /// Answers a policy's [`PreDecision::Ask`]: the host's terminal prompt, UI button, or rule.
 ///
 /// Any `Fn(ApprovalRequest) -> impl Future<Output = Approval>` is one. Without an approver,
@@ -187,6 +201,19 @@ pub enum PostAction {
     ReplaceValue(Value),
     /// Make the call a failure with this message, and no value.
     Block(String),
+}
+
+impl PostAction {
+    /// What it changes, as a trace names it (`replace_content`, `replace_value`, `block`);
+    /// `None` for [`Keep`](Self::Keep).
+    pub const fn as_str(&self) -> Option<&'static str> {
+        match self {
+            Self::Keep => None,
+            Self::ReplaceContent(_) => Some("replace_content"),
+            Self::ReplaceValue(_) => Some("replace_value"),
+            Self::Block(_) => Some("block"),
+        }
+    }
 }
 
 /// A post-execute policy's decision: one [`PostAction`], plus any text to inject beside the

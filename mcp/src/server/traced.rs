@@ -1,0 +1,150 @@
+//! Each request the server answers, as a span of kind server (see
+//! [`telemetry`](crate::telemetry)): continuing the client's trace when its `_meta` carries one
+//! (with the `otel` feature), and timed.
+
+use rmcp::ErrorData;
+use rmcp::model::CallToolResponse;
+use rmcp::service::{RequestContext, RoleServer};
+use tracing::Instrument as _;
+
+use crate::telemetry::{Failure, Side, record_request_id, request_span};
+use crate::wire::text::cut;
+
+/// The most characters of a tool's or prompt's name a span's name takes from a request.
+const MAX_TARGET_CHARS: usize = 128;
+
+/// One request's span (and timer), from when it is read to when it is answered.
+pub(super) struct RequestTrace {
+    span: tracing::Span,
+    #[cfg(feature = "otel")]
+    timer: crate::telemetry::OperationTimer,
+}
+
+impl RequestTrace {
+    /// The trace of a `method` request naming `target` (a tool or a prompt; bounded here).
+    pub(super) fn start(
+        method: &'static str,
+        target: Option<&str>,
+        context: &RequestContext<RoleServer>,
+    ) -> Self {
+        let target = target.map(|name| {
+            cut(
+                name.chars()
+                    .map(|ch| if ch.is_control() { '?' } else { ch }),
+                MAX_TARGET_CHARS,
+            )
+        });
+        #[cfg(feature = "otel")]
+        let remote = crate::telemetry::remote_context(&context.meta);
+        let span = {
+            // The client's trace is current while the span is made, so that a filter that
+            // builds spans only inside sampled traces sees it.
+            #[cfg(feature = "otel")]
+            let _client_trace = remote.clone().map(opentelemetry::Context::attach);
+            request_span(Side::Server, method, target.as_deref())
+        };
+        let transport = transport_of(context);
+        if !span.is_disabled() {
+            describe(&span, context, transport);
+        }
+        #[cfg(feature = "otel")]
+        let timer = {
+            if let Some(remote) = remote {
+                crate::telemetry::set_remote_parent(&span, remote);
+            }
+            let tool = target.as_deref().filter(|_| method == "tools/call");
+            crate::telemetry::OperationTimer::start(Side::Server, method, tool, Some(transport))
+        };
+        Self {
+            span,
+            #[cfg(feature = "otel")]
+            timer,
+        }
+    }
+
+    /// Answers inside the span, and records how the answer failed, if it did.
+    pub(super) async fn run<T: Answer>(
+        self,
+        answer: impl Future<Output = Result<T, ErrorData>>,
+    ) -> Result<T, ErrorData> {
+        let answer = if self.span.is_disabled() {
+            answer.await
+        } else {
+            answer.instrument(self.span.clone()).await
+        };
+        let failure = match &answer {
+            Err(error) => Some(Failure::Rpc(error.code.0)),
+            Ok(answer) if answer.is_tool_error() => Some(Failure::Tool),
+            Ok(_) => None,
+        };
+        if let Some(failure) = failure {
+            failure.record(&self.span);
+        }
+        #[cfg(feature = "otel")]
+        self.timer.ended(failure);
+        answer
+    }
+}
+
+/// A request's answer, as far as its failing goes.
+pub(super) trait Answer {
+    /// Whether it is a tool's result with `isError`.
+    fn is_tool_error(&self) -> bool {
+        false
+    }
+}
+
+impl Answer for CallToolResponse {
+    fn is_tool_error(&self) -> bool {
+        matches!(self, Self::Complete(result) if result.is_error == Some(true))
+    }
+}
+
+macro_rules! plain_answers {
+    ($($answer:ty),* $(,)?) => { $(impl Answer for $answer {})* };
+}
+
+plain_answers!(
+    (),
+    rmcp::model::ListToolsResult,
+    rmcp::model::ListResourcesResult,
+    rmcp::model::ListResourceTemplatesResult,
+    rmcp::model::ReadResourceResponse,
+    rmcp::model::ListPromptsResult,
+    rmcp::model::GetPromptResponse,
+    rmcp::model::CompleteResult,
+    rmcp::model::GetTaskResult,
+);
+
+/// `tcp` for a request that came over HTTP, `pipe` for one over stdin.
+fn transport_of(context: &RequestContext<RoleServer>) -> &'static str {
+    #[cfg(feature = "http-server")]
+    if context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .is_some()
+    {
+        return "tcp";
+    }
+    let _ = context;
+    "pipe"
+}
+
+/// The request's id, session, protocol version and transport on its span.
+fn describe(span: &tracing::Span, context: &RequestContext<RoleServer>, transport: &str) {
+    record_request_id(span, &context.id);
+    span.record("network.transport", transport);
+    if let Some(version) = context.protocol_version() {
+        span.record("mcp.protocol.version", version.as_str());
+    }
+    // A session id the HTTP layer accepted: one it issued, not any text.
+    #[cfg(feature = "http-server")]
+    if let Some(session) = context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.headers.get("mcp-session-id"))
+        .and_then(|id| id.to_str().ok())
+    {
+        span.record("mcp.session.id", session);
+    }
+}

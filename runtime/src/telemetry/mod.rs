@@ -1,0 +1,86 @@
+//! What a dispatch tells a host's tracing and metrics, in the names of the OpenTelemetry
+//! semantic conventions for generative AI (and, in `toolprism-mcp`, for MCP).
+//!
+//! Spans and events go through [`tracing`], so no host is forced onto OpenTelemetry; with
+//! `tracing-opentelemetry` they become OpenTelemetry spans as they are:
+//!
+//! | Span | Fields |
+//! |---|---|
+//! | `execute_tool {tool}` (kind internal) | `gen_ai.operation.name` = `execute_tool`, `gen_ai.tool.name`, `gen_ai.tool.call.id`, `gen_ai.tool.type` = `function`, `toolprism.surface`; on failure `error.type` (the [failure code](crate::error::FailureKind::code)) and status error |
+//!
+//! Its events: `toolprism.policy` (a policy denied, blocked, replaced or asked), `toolprism.wrapper`
+//! (a wrapper ran), `toolprism.spill` (an oversized output was retained), `toolprism.invalid_output`
+//! (a value broke the output schema).
+//!
+//! Nothing a call carries is recorded by default: no arguments, no results, no tokens.
+//! [`record_content`] opts in to `gen_ai.tool.call.arguments` and `gen_ai.tool.call.result`,
+//! each cut to a bounded size.
+//!
+//! With the `otel` feature, [`install_meter`] also records metrics on an OpenTelemetry meter
+//! (see [`metrics`]); without it (or before it), no dispatch reads the clock for them.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// The size [`record_content`] keeps when asked for a default.
+pub const DEFAULT_CONTENT_BYTES: usize = 4 * 1024;
+
+/// The most bytes of arguments or of a result a span ever records.
+pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
+
+/// 0: content is not recorded; else the most bytes of each kept.
+static CONTENT_BYTES: AtomicUsize = AtomicUsize::new(0);
+
+/// Records each call's arguments and result as JSON on its `execute_tool` span, each cut to
+/// `max_bytes` (at most [`MAX_CONTENT_BYTES`]); `None` stops recording (the default). For the
+/// whole process, as the GenAI conventions' `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`
+/// is: what a tool reads and returns may be private, and a trace backend is rarely the place
+/// for it.
+pub fn record_content(max_bytes: Option<usize>) {
+    let bytes = max_bytes.map_or(0, |bytes| bytes.clamp(1, MAX_CONTENT_BYTES));
+    CONTENT_BYTES.store(bytes, Ordering::Relaxed);
+}
+
+/// The bytes of content a span keeps, when it keeps any.
+pub(crate) fn content_limit() -> Option<usize> {
+    match CONTENT_BYTES.load(Ordering::Relaxed) {
+        0 => None,
+        bytes => Some(bytes),
+    }
+}
+
+/// `value` as compact JSON, cut at a character boundary to at most `limit` bytes (the cut
+/// marked by a trailing `…`), so that no span carries an unbounded value.
+pub(crate) fn bounded_json(value: &serde_json::Value, limit: usize) -> String {
+    let mut text = serde_json::to_string(value).unwrap_or_default();
+    if text.len() > limit {
+        let mut end = limit.saturating_sub('…'.len_utf8());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+    text
+}
+
+#[cfg(feature = "otel")]
+pub mod metrics;
+
+#[cfg(feature = "otel")]
+pub use metrics::{install_meter, meter};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_is_cut_at_a_character_boundary_and_marked() {
+        let value = serde_json::json!({"text": "ééééé"});
+        let full = bounded_json(&value, 1000);
+        assert_eq!(full, r#"{"text":"ééééé"}"#);
+        let cut = bounded_json(&value, 14);
+        assert!(cut.len() <= 14, "{cut}");
+        assert!(cut.ends_with('…'), "{cut}");
+        assert!(full.starts_with(cut.trim_end_matches('…')));
+    }
+}
