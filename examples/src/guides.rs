@@ -35,6 +35,9 @@ pub struct Cli;
 #[doc = include_str!("../../docs/integrity.md")]
 pub struct Integrity;
 
+#[doc = include_str!("../../docs/telemetry.md")]
+pub struct Telemetry;
+
 #[doc = include_str!("../../docs/performance.md")]
 pub struct Performance;
 

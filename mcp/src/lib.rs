@@ -50,7 +50,7 @@ pub use server::input::DEFAULT_REQUEST_STATE_TTL;
 pub use server::object_outputs::{DEFAULT_OUTPUT_TTL, ObjectOutputStore};
 pub use server::peer::McpPeer;
 pub use server::resources::{OUTPUT_URI_PREFIX, OutputResources, output_uri};
-pub use server::setup::{McpServer, RequestStateKeyError};
+pub use server::setup::{ClientTrace, McpServer, RequestStateKeyError};
 #[cfg(feature = "stdio")]
 pub use server::stdio::ServeError;
 #[cfg(feature = "object-store")]

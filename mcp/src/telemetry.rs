@@ -115,7 +115,7 @@ fn record_error_type(span: &tracing::Span, error_type: &str) {
 }
 
 #[cfg(feature = "otel")]
-pub(crate) use otel::{OperationTimer, inject, remote_context, set_remote_parent};
+pub(crate) use otel::{OperationTimer, follow_remote, inject, remote_context};
 
 #[cfg(feature = "otel")]
 mod otel {
@@ -126,6 +126,7 @@ mod otel {
     use opentelemetry::KeyValue;
     use opentelemetry::metrics::Histogram;
     use opentelemetry::propagation::{Extractor, Injector};
+    use opentelemetry::trace::TraceContextExt as _;
     use rmcp::model::MetaObject;
     use tracing_opentelemetry::OpenTelemetrySpanExt as _;
 
@@ -159,9 +160,18 @@ mod otel {
         ))
     }
 
-    /// Makes `remote` the parent of `span`, a root just made.
-    pub(crate) fn set_remote_parent(span: &tracing::Span, remote: opentelemetry::Context) {
-        if !span.is_disabled() {
+    /// Makes the client's span `remote` the parent of `span` (a root just made), or with
+    /// `link`, a span it links to.
+    pub(crate) fn follow_remote(span: &tracing::Span, remote: opentelemetry::Context, link: bool) {
+        if span.is_disabled() {
+            return;
+        }
+        if link {
+            let linked = remote.span().span_context().clone();
+            if linked.is_valid() {
+                span.add_link(linked);
+            }
+        } else {
             // Only a span already started cannot take a parent; this one was just made.
             let _ = span.set_parent(remote);
         }

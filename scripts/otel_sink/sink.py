@@ -328,7 +328,10 @@ def main() -> None:
 
         threading.Thread(target=watch_stdin, name="stdin", daemon=True).start()
 
-    stop.wait()
+    # Waited on in short steps: a signal's handler then runs within half a second, whatever
+    # the interpreter does with a wait that never times out.
+    while not stop.wait(0.5):
+        pass
     server.shutdown()
     server.server_close()
     sink.close()

@@ -214,7 +214,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     toolprism_examples::help_if_asked(USAGE);
     // Spans and metrics over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set; exported on return.
     let _telemetry = toolprism_otel::Telemetry::init_from_env("toolprism-mcp-server")?;
-    let options = parse()?;
+    let mut options = parse()?;
     let workspace = Workspace::new(&options.root)?;
     let fetch = options
         .fetch_allow
@@ -226,7 +226,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .state(fetch)
         .limits(options.limits);
     let s3 = options.store.as_deref().map(s3_bucket).transpose()?;
-    builder = match (&s3, options.output_dir) {
+    builder = match (&s3, options.output_dir.take()) {
         (Some(_), Some(_)) => return Err("--store and --output-dir are either or".into()),
         (Some((bucket, prefix)), None) => builder.output_store(OutputResources::new(
             ObjectOutputStore::new(bucket.clone(), format!("{prefix}/outputs")),
@@ -255,20 +255,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         let tasks = ObjectTaskStore::new(bucket, format!("{prefix}/tasks"));
         server = server.with_task_store(tasks, DEFAULT_TASK_TTL);
     }
-    match (&options.issuer, &options.resource) {
-        (Some(issuer), Some(resource)) => {
-            let mut authorization = Authorization::jwt(issuer, resource).await?;
-            for (tool, scope) in &options.scopes {
-                authorization = authorization.require_scope(tool, scope);
-            }
-            server = server.with_authorization(authorization)?;
-        }
-        (None, None) if !options.scopes.is_empty() => {
-            return Err("--scope needs --issuer and --resource".into());
-        }
-        (None, None) => {}
-        _ => return Err("--issuer and --resource go together".into()),
-    }
+    server = authorized(server, &options).await?;
     if !options.allowed_hosts.is_empty() {
         server = server.with_allowed_hosts(options.allowed_hosts.clone());
     }
@@ -290,6 +277,27 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     Ok(())
+}
+
+/// The server as an OAuth resource server, when `--issuer` and `--resource` say so.
+async fn authorized(
+    server: McpServer,
+    options: &Options,
+) -> Result<McpServer, Box<dyn std::error::Error>> {
+    match (&options.issuer, &options.resource) {
+        (Some(issuer), Some(resource)) => {
+            let mut authorization = Authorization::jwt(issuer, resource).await?;
+            for (tool, scope) in &options.scopes {
+                authorization = authorization.require_scope(tool, scope);
+            }
+            Ok(server.with_authorization(authorization)?)
+        }
+        (None, None) if !options.scopes.is_empty() => {
+            Err("--scope needs --issuer and --resource".into())
+        }
+        (None, None) => Ok(server),
+        _ => Err("--issuer and --resource go together".into()),
+    }
 }
 
 /// Refuses an output store inside the workspace: the file tools would read every caller's

@@ -73,7 +73,7 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        RequestTrace::start("tools/list", None, &context)
+        RequestTrace::start(self, "tools/list", None, &context)
             .run(async move {
                 let lists = self.lists();
                 let current = is_current(&context.meta, &context.peer);
@@ -121,7 +121,7 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<CallToolResponse, ErrorData>> + MaybeSendFuture + '_ {
-        RequestTrace::start("tools/call", Some(&request.name), &context)
+        RequestTrace::start(self, "tools/call", Some(&request.name), &context)
             .run(self.call(request, context))
     }
 
@@ -130,7 +130,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        RequestTrace::start("resources/list", None, &context)
+        RequestTrace::start(self, "resources/list", None, &context)
             .run(async move {
                 // Retained outputs belong to the calls that made them: they are read by the URI a
                 // result names, never listed to whoever asks.
@@ -169,7 +169,7 @@ impl ServerHandler for McpServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        RequestTrace::start("resources/read", None, &context)
+        RequestTrace::start(self, "resources/read", None, &context)
             .run(async move {
                 let Some(handle) = handle_of(&request.uri) else {
                     return match &self.shared.settings.host {
@@ -233,7 +233,7 @@ impl ServerHandler for McpServer {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        RequestTrace::start("prompts/list", None, &context)
+        RequestTrace::start(self, "prompts/list", None, &context)
             .run(async move {
                 match &self.shared.settings.host {
                     Some(host) => host.list_prompts(request, context).await,
@@ -248,7 +248,7 @@ impl ServerHandler for McpServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        RequestTrace::start("prompts/get", Some(&request.name), &context)
+        RequestTrace::start(self, "prompts/get", Some(&request.name), &context)
             .run(async move {
                 match &self.shared.settings.host {
                     Some(host) => host.get_prompt(request, context).await,
@@ -263,7 +263,7 @@ impl ServerHandler for McpServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        RequestTrace::start("completion/complete", None, &context)
+        RequestTrace::start(self, "completion/complete", None, &context)
             .run(async move {
                 match &self.shared.settings.host {
                     Some(host) => host.complete(request, context).await,
@@ -278,7 +278,7 @@ impl ServerHandler for McpServer {
         request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        RequestTrace::start("tasks/get", None, &context)
+        RequestTrace::start(self, "tasks/get", None, &context)
             .run(async move {
                 let requester = Requester::of(&context);
                 let tasks = &self.shared.settings.tasks;
@@ -292,7 +292,7 @@ impl ServerHandler for McpServer {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        RequestTrace::start("tasks/update", None, &context)
+        RequestTrace::start(self, "tasks/update", None, &context)
             .run(async move {
                 let requester = Requester::of(&context);
                 let tasks = &self.shared.settings.tasks;
@@ -308,7 +308,7 @@ impl ServerHandler for McpServer {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        RequestTrace::start("tasks/cancel", None, &context)
+        RequestTrace::start(self, "tasks/cancel", None, &context)
             .run(async move {
                 let requester = Requester::of(&context);
                 let tasks = &self.shared.settings.tasks;

@@ -79,6 +79,26 @@ pub(crate) struct Settings {
     /// authorization.
     #[cfg(feature = "http-server")]
     pub(crate) unauthenticated: bool,
+    /// What a request's span makes of the trace context a client sent.
+    pub(crate) client_trace: ClientTrace,
+}
+
+/// What a server's request spans make of the trace context (`traceparent`, `tracestate`) a
+/// client sends in a request's `_meta` (with the `otel` feature; without it, nothing is read).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ClientTrace {
+    /// The request's span continues the client's trace, as its child, sampled as the client
+    /// sampled it: one trace from the agent into the server. For clients the host trusts.
+    #[default]
+    Continue,
+    /// The request's span starts a trace of the server's own, sampled as the server's
+    /// sampler decides, with a link to the client's span: what a server open to clients it
+    /// does not trust does, so that none can join its spans to a trace of its choosing or have
+    /// them all sampled.
+    Link,
+    /// Trace context from clients is not read.
+    Ignore,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -113,6 +133,7 @@ impl McpServer {
                 allowed_hosts: None,
                 #[cfg(feature = "http-server")]
                 unauthenticated: false,
+                client_trace: ClientTrace::Continue,
             },
         )
     }
@@ -128,6 +149,13 @@ impl McpServer {
     #[must_use]
     pub fn with_implementation(self, name: &str, version: &str) -> Self {
         self.with_settings(|settings| settings.implementation = Implementation::new(name, version))
+    }
+
+    /// The same server, making this of the trace context clients send
+    /// ([`ClientTrace::Continue`] by default).
+    #[must_use]
+    pub fn with_client_trace(self, client_trace: ClientTrace) -> Self {
+        self.with_settings(|settings| settings.client_trace = client_trace)
     }
 
     /// The same server, with instructions for the model sent at initialization.

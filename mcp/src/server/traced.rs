@@ -7,6 +7,9 @@ use rmcp::model::CallToolResponse;
 use rmcp::service::{RequestContext, RoleServer};
 use tracing::Instrument as _;
 
+#[cfg(feature = "otel")]
+use super::setup::ClientTrace;
+use super::setup::McpServer;
 use crate::telemetry::{Failure, Side, record_request_id, request_span};
 use crate::wire::text::cut;
 
@@ -21,8 +24,10 @@ pub(super) struct RequestTrace {
 }
 
 impl RequestTrace {
-    /// The trace of a `method` request naming `target` (a tool or a prompt; bounded here).
+    /// The trace of a `method` request naming `target` (a tool or a prompt; bounded here),
+    /// made of the client's trace context as `server` says.
     pub(super) fn start(
+        server: &McpServer,
         method: &'static str,
         target: Option<&str>,
         context: &RequestContext<RoleServer>,
@@ -35,12 +40,22 @@ impl RequestTrace {
             )
         });
         #[cfg(feature = "otel")]
-        let remote = crate::telemetry::remote_context(&context.meta);
+        let client_trace = server.shared.settings.client_trace;
+        #[cfg(feature = "otel")]
+        let remote = match client_trace {
+            ClientTrace::Ignore => None,
+            ClientTrace::Continue | ClientTrace::Link => {
+                crate::telemetry::remote_context(&context.meta)
+            }
+        };
         let span = {
-            // The client's trace is current while the span is made, so that a filter that
+            // A continued trace is current while the span is made, so that a subscriber that
             // builds spans only inside sampled traces sees it.
             #[cfg(feature = "otel")]
-            let _client_trace = remote.clone().map(opentelemetry::Context::attach);
+            let _client_trace = remote
+                .clone()
+                .filter(|_| client_trace == ClientTrace::Continue)
+                .map(opentelemetry::Context::attach);
             request_span(Side::Server, method, target.as_deref())
         };
         let transport = transport_of(context);
@@ -50,11 +65,13 @@ impl RequestTrace {
         #[cfg(feature = "otel")]
         let timer = {
             if let Some(remote) = remote {
-                crate::telemetry::set_remote_parent(&span, remote);
+                crate::telemetry::follow_remote(&span, remote, client_trace == ClientTrace::Link);
             }
             let tool = target.as_deref().filter(|_| method == "tools/call");
             crate::telemetry::OperationTimer::start(Side::Server, method, tool, Some(transport))
         };
+        #[cfg(not(feature = "otel"))]
+        let _ = server;
         Self {
             span,
             #[cfg(feature = "otel")]

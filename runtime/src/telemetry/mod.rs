@@ -49,18 +49,57 @@ pub(crate) fn content_limit() -> Option<usize> {
 }
 
 /// `value` as compact JSON, cut at a character boundary to at most `limit` bytes (the cut
-/// marked by a trailing `…`), so that no span carries an unbounded value.
+/// marked by a trailing `…`), so that no span carries an unbounded value. Serializing stops
+/// at the limit: a value of megabytes is not written out whole to be cut.
 pub(crate) fn bounded_json(value: &serde_json::Value, limit: usize) -> String {
-    let mut text = serde_json::to_string(value).unwrap_or_default();
-    if text.len() > limit {
-        let mut end = limit.saturating_sub('…'.len_utf8());
-        while !text.is_char_boundary(end) {
-            end -= 1;
+    let room = limit.saturating_sub('…'.len_utf8());
+    // One byte past the limit tells a value that fits from one that does not.
+    let mut written = Capped {
+        bytes: Vec::new(),
+        room: limit + 1,
+    };
+    // The only error is the cap's: past it, the text is cut anyway.
+    let cut = serde_json::to_writer(&mut written, value).is_err() || written.bytes.len() > limit;
+    let mut bytes = written.bytes;
+    if cut {
+        bytes.truncate(room);
+    }
+    let mut text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => {
+            // Cut inside a character: keep what comes before it.
+            let valid = error.utf8_error().valid_up_to();
+            let mut bytes = error.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).unwrap_or_default()
         }
-        text.truncate(end);
+    };
+    if cut {
         text.push('…');
     }
     text
+}
+
+/// A writer that takes `room` bytes, then refuses.
+struct Capped {
+    bytes: Vec<u8>,
+    room: usize,
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let left = self.room - self.bytes.len();
+        if left == 0 {
+            return Err(std::io::Error::other("the span's room is full"));
+        }
+        let taken = buf.len().min(left);
+        self.bytes.extend_from_slice(&buf[..taken]);
+        Ok(taken)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(feature = "otel")]
@@ -72,6 +111,17 @@ pub use metrics::{install_meter, meter};
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_value_is_written_no_further_than_its_room() {
+        let value = serde_json::json!(["x".repeat(1_000_000)]);
+        let cut = bounded_json(&value, 100);
+        assert!(cut.len() <= 100, "{}", cut.len());
+        assert!(cut.starts_with(r#"["xxx"#) && cut.ends_with('…'));
+        let exact = serde_json::json!("abc");
+        assert_eq!(bounded_json(&exact, 5), r#""abc""#);
+        assert_eq!(bounded_json(&exact, 4), "\"…");
+    }
 
     #[test]
     fn content_is_cut_at_a_character_boundary_and_marked() {
