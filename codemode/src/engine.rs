@@ -11,9 +11,9 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::rc::Rc;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use rquickjs::context::EvalOptions;
@@ -67,8 +67,26 @@ pub(crate) struct InlineDispatch {
     pub(crate) dispatcher: NestedDispatcher,
     pub(crate) runtime: tokio::runtime::Handle,
     pub(crate) parent_id: String,
-    /// The `run_code` call's span, so that a call dispatched here is traced inside it.
-    pub(crate) span: tracing::Span,
+    /// The span of the run (`run_program`), so that a call dispatched here is traced inside it;
+    /// shared by every clone, and let go by all of them at once when the run ends (the
+    /// program's functions, which hold one, outlive it until the runtime is freed).
+    pub(crate) span: Arc<Mutex<Option<tracing::Span>>>,
+}
+
+impl InlineDispatch {
+    /// The run's span, while the run lasts (none after).
+    fn span(&self) -> tracing::Span {
+        let span = self.span.lock().unwrap_or_else(PoisonError::into_inner);
+        span.clone().unwrap_or_else(tracing::Span::none)
+    }
+
+    /// Lets go of the run's span, for every clone.
+    fn let_go_of_the_span(&self) {
+        self.span
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
 }
 
 /// A tool call's answer.
@@ -133,6 +151,7 @@ pub(crate) fn spawn(
     crate::pool::start(
         stack,
         Box::new(move |fresh| {
+            let mut program = program;
             // The run's runtime, freed once the host has the run's end: freeing it (a last
             // garbage collection) is no part of the run's time.
             let mut used = None;
@@ -143,6 +162,11 @@ pub(crate) fn spawn(
                 logs: Vec::new(),
                 outcome: Err(Failure::new(Stop::Engine, "the engine panicked")),
             });
+            // Its hold on the run's span let go first: the span ends with the run, not with
+            // this thread's cleaning up.
+            if let Some(inline) = program.inline.take() {
+                inline.let_go_of_the_span();
+            }
             let _ = to_host.send(ToHost::Done(end));
             drop(used);
         }),
@@ -621,8 +645,9 @@ fn dispatch_here(
     before: Instant,
 ) -> (Dispatched, Instant) {
     let call = ToolCall::new(call_id(&inline.parent_id, seq), tool, args);
+    let span = inline.span();
     let start = || {
-        let _in_run = inline.span.enter();
+        let _in_run = span.enter();
         let mut dispatch = inline.dispatcher.dispatch(call);
         let _inside = inline.runtime.enter();
         // The host polls it again, with a waker of its own, if it is not done.
@@ -632,9 +657,7 @@ fn dispatch_here(
     };
     // On this thread, the subscriber the run is traced by (the host's may be scoped to its
     // own thread), so that the call's span is the run's child wherever it runs.
-    let traced_by = inline
-        .span
-        .with_subscriber(|(_, subscriber)| subscriber.clone());
+    let traced_by = span.with_subscriber(|(_, subscriber)| subscriber.clone());
     let (dispatch, polled) = match traced_by {
         Some(subscriber) => tracing::dispatcher::with_default(&subscriber, start),
         None => start(),

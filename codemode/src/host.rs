@@ -36,7 +36,7 @@ pub(crate) async fn run(
             dispatcher: dispatcher.clone(),
             runtime,
             parent_id: parent_id.to_owned(),
-            span: tracing::Span::current(),
+            span: Arc::new(std::sync::Mutex::new(Some(tracing::Span::current()))),
         });
     let (to_host, mut from_engine) = tokio::sync::mpsc::unbounded_channel();
     let (to_engine, from_host) = mpsc::channel();

@@ -37,47 +37,12 @@ fn one_trace_follows_a_call_from_the_agent_into_the_server() {
             })
     });
 
-    // The agent's process: its turn, the tool's span inside it, the MCP request inside that.
-    let turn = one(&spans, "agent-test", "agent turn");
+    let servers = linked_across_processes(&spans);
     let executions = find(&spans, "agent-test", "execute_tool read");
-    assert_eq!(executions.len(), 2, "{spans:#?}");
-    let clients = find(&spans, "agent-test", "tools/call read");
-    assert_eq!(clients.len(), 2, "{spans:#?}");
-    let servers = find(&spans, "toolprism-mcp-server", "tools/call read");
-    assert_eq!(servers.len(), 2, "{spans:#?}");
     let server_executions = find(&spans, "toolprism-mcp-server", "execute_tool read");
     assert_eq!(server_executions.len(), 2, "{spans:#?}");
-
-    for execution in &executions {
-        assert_eq!(execution.parent, turn.id);
-        assert_eq!(execution.trace, turn.trace);
-        assert_eq!(execution.kind, "SPAN_KIND_INTERNAL");
-        assert_eq!(
-            execution.attributes["gen_ai.operation.name"],
-            "execute_tool"
-        );
-        assert_eq!(execution.attributes["gen_ai.tool.name"], "read");
-        assert_eq!(execution.attributes["gen_ai.tool.type"], "function");
-    }
-    for client in &clients {
-        let execution = executions.iter().find(|e| e.id == client.parent).unwrap();
-        assert_eq!(client.kind, "SPAN_KIND_CLIENT");
-        assert_eq!(client.trace, execution.trace);
-        assert_eq!(client.attributes["mcp.method.name"], "tools/call");
-        assert_eq!(client.attributes["gen_ai.tool.name"], "read");
-        // The other process: its request span is the child of this one, in the same trace.
-        let server = servers.iter().find(|s| s.parent == client.id);
-        let server = server.unwrap_or_else(|| panic!("no server span under {client:#?}"));
-        assert_eq!(server.trace, turn.trace);
-        assert_eq!(server.kind, "SPAN_KIND_SERVER");
-        assert_eq!(server.attributes["mcp.method.name"], "tools/call");
-        assert_eq!(server.attributes["network.transport"], "pipe");
-        assert_eq!(server.attributes["mcp.protocol.version"], "2026-07-28");
-        assert_eq!(
-            server.attributes["jsonrpc.request.id"],
-            client.attributes["jsonrpc.request.id"]
-        );
-        // And the tool's own span there, inside the request.
+    for server in &servers {
+        // The tool's own span in the server's process, inside the request.
         let inside = server_executions.iter().find(|e| e.parent == server.id);
         assert!(inside.is_some(), "no execute_tool under {server:#?}");
     }
@@ -112,4 +77,48 @@ fn one_trace_follows_a_call_from_the_agent_into_the_server() {
             "{service} {name} in {metrics:?}"
         );
     }
+}
+
+/// The agent's turn, the tool's span inside it, the MCP request inside that, and the other
+/// process's request span the child of this one, in the same trace: the server's request spans.
+fn linked_across_processes(spans: &[otlp::Span]) -> Vec<&otlp::Span> {
+    let turn = one(spans, "agent-test", "agent turn");
+    let executions = find(spans, "agent-test", "execute_tool read");
+    let clients = find(spans, "agent-test", "tools/call read");
+    let servers = find(spans, "toolprism-mcp-server", "tools/call read");
+    assert_eq!(
+        (executions.len(), clients.len(), servers.len()),
+        (2, 2, 2),
+        "{spans:#?}"
+    );
+    for execution in &executions {
+        assert_eq!(execution.parent, turn.id);
+        assert_eq!(execution.trace, turn.trace);
+        assert_eq!(execution.kind, "SPAN_KIND_INTERNAL");
+        assert_eq!(
+            execution.attributes["gen_ai.operation.name"],
+            "execute_tool"
+        );
+        assert_eq!(execution.attributes["gen_ai.tool.name"], "read");
+        assert_eq!(execution.attributes["gen_ai.tool.type"], "function");
+    }
+    for client in &clients {
+        let execution = executions.iter().find(|e| e.id == client.parent).unwrap();
+        assert_eq!(client.kind, "SPAN_KIND_CLIENT");
+        assert_eq!(client.trace, execution.trace);
+        assert_eq!(client.attributes["mcp.method.name"], "tools/call");
+        assert_eq!(client.attributes["gen_ai.tool.name"], "read");
+        let server = servers.iter().find(|s| s.parent == client.id);
+        let server = server.unwrap_or_else(|| panic!("no server span under {client:#?}"));
+        assert_eq!(server.trace, turn.trace);
+        assert_eq!(server.kind, "SPAN_KIND_SERVER");
+        assert_eq!(server.attributes["mcp.method.name"], "tools/call");
+        assert_eq!(server.attributes["network.transport"], "pipe");
+        assert_eq!(server.attributes["mcp.protocol.version"], "2026-07-28");
+        assert_eq!(
+            server.attributes["jsonrpc.request.id"],
+            client.attributes["jsonrpc.request.id"]
+        );
+    }
+    servers
 }

@@ -1,21 +1,23 @@
 //! MCP requests as the OpenTelemetry semantic conventions for MCP name them, on both sides.
 //!
 //! Each request is a `tracing` span named `{mcp.method.name} {target}` (the target is the tool
-//! or prompt, when there is one) with `mcp.method.name`, `jsonrpc.request.id` (a string),
-//! `mcp.protocol.version` and, for `tools/call`, `gen_ai.operation.name` = `execute_tool` and
-//! `gen_ai.tool.name`. On the server (kind server, a root unless the client sent a trace) also
-//! `network.transport` (`pipe` or `tcp`) and `mcp.session.id` when the HTTP session has one;
-//! the client's `tools/call` (kind client) is a child of the imported tool's `execute_tool`.
-//! A failure sets `error.type`: the JSON-RPC error code, `tool_error` for a tool result with
-//! `isError`, or (client) `transport_error` when no answer came.
+//! or prompt, when there is one) with `mcp.method.name`, `jsonrpc.request.id` (a string) and
+//! `mcp.protocol.version` (a known one), and for `tools/call` `gen_ai.operation.name` =
+//! `execute_tool` and `gen_ai.tool.name`. On the server (kind server, a root unless the client
+//! sent a trace) also `network.transport` (`pipe` or `tcp`) and `mcp.session.id` (a digest) when
+//! the HTTP session has one; the client's `tools/call` (kind client) is a child of the imported
+//! tool's `execute_tool`. A failure sets `error.type`: the JSON-RPC error code (also
+//! `rpc.response.status_code`), `tool_error` for a tool result with `isError`, (client)
+//! `transport_error` when no answer came, `cancelled` when the request was dropped first. What
+//! a peer sends is bounded ([`peer_text`]).
 //!
 //! With the `otel` feature:
 //!
 //! - trace context crosses processes in the request's `_meta` (W3C `traceparent` and
-//!   `tracestate`, as SEP-414 places them), injected by the client from its span and read by
-//!   the server as its span's parent, through the global propagator the host installs
-//!   (`opentelemetry::global::set_text_map_propagator`; `toolprism-otel` installs the W3C
-//!   one);
+//!   `tracestate`, as SEP-414 places them), injected by the client and read by the server as
+//!   its span's parent (or a link: `ClientTrace`), through the global propagator the host
+//!   installs (`opentelemetry::global::set_text_map_propagator`; `toolprism-otel` installs
+//!   the W3C one);
 //! - `mcp.server.operation.duration` and `mcp.client.operation.duration` (histograms, in
 //!   seconds, with the conventions' buckets) are recorded on the meter installed with
 //!   `toolprism::telemetry::install_meter`.
@@ -39,46 +41,46 @@ impl Side {
     }
 }
 
+/// The most characters of a peer's text (a request id, a tool's name) a span takes.
+pub(crate) const MAX_PEER_TEXT_CHARS: usize = 128;
+
+/// A peer's text for a span: at most [`MAX_PEER_TEXT_CHARS`] characters, control characters
+/// replaced, the cut marked.
+pub(crate) fn peer_text(text: &str) -> String {
+    let printable = text
+        .chars()
+        .map(|ch| if ch.is_control() { '?' } else { ch });
+    crate::wire::text::cut(printable, MAX_PEER_TEXT_CHARS)
+}
+
 /// The span of one request: `{method} {target}`, its fields declared for what is recorded
-/// as it goes (the request id a client learns on sending, the error).
+/// as it goes (the request id a client learns on sending, the error). `target`: bounded by
+/// the caller ([`peer_text`]).
 pub(crate) fn request_span(side: Side, method: &str, target: Option<&str>) -> tracing::Span {
-    let span = match side {
-        // Explicitly a root: rmcp serves a connection inside a span of its own, and a request
-        // belongs to its caller's trace (from `_meta`), not to the connection's.
-        Side::Server => tracing::info_span!(
-            target: "toolprism_mcp",
-            parent: None,
-            "mcp_request",
-            otel.name = Empty,
-            otel.kind = side.kind(),
-            otel.status_code = Empty,
-            mcp.method.name = method,
-            mcp.session.id = Empty,
-            mcp.protocol.version = Empty,
-            jsonrpc.request.id = Empty,
-            network.transport = Empty,
-            gen_ai.operation.name = Empty,
-            gen_ai.tool.name = Empty,
-            gen_ai.prompt.name = Empty,
-            error.type = Empty,
-        ),
-        Side::Client => tracing::info_span!(
-            target: "toolprism_mcp",
-            "mcp_request",
-            otel.name = Empty,
-            otel.kind = side.kind(),
-            otel.status_code = Empty,
-            mcp.method.name = method,
-            mcp.session.id = Empty,
-            mcp.protocol.version = Empty,
-            jsonrpc.request.id = Empty,
-            network.transport = Empty,
-            gen_ai.operation.name = Empty,
-            gen_ai.tool.name = Empty,
-            gen_ai.prompt.name = Empty,
-            error.type = Empty,
-        ),
+    // A server's span is explicitly a root: rmcp serves a connection inside a span of its own,
+    // and a request belongs to its caller's trace (from `_meta`), not to the connection's.
+    let parent = match side {
+        Side::Server => None,
+        Side::Client => tracing::Span::current().id(),
     };
+    let span = tracing::info_span!(
+        target: "toolprism_mcp",
+        parent: parent,
+        "mcp_request",
+        otel.name = Empty,
+        otel.kind = side.kind(),
+        otel.status_code = Empty,
+        mcp.method.name = method,
+        mcp.session.id = Empty,
+        mcp.protocol.version = Empty,
+        jsonrpc.request.id = Empty,
+        network.transport = Empty,
+        rpc.response.status_code = Empty,
+        gen_ai.operation.name = Empty,
+        gen_ai.tool.name = Empty,
+        gen_ai.prompt.name = Empty,
+        error.type = Empty,
+    );
     if span.is_disabled() {
         return span;
     }
@@ -99,17 +101,21 @@ pub(crate) fn request_span(side: Side, method: &str, target: Option<&str>) -> tr
     span
 }
 
-/// Records the request's id on its span, as a string (the conventions' type for it).
+/// Records the request's id on its span, as a string (the conventions' type for it), bounded:
+/// a client picks it.
 pub(crate) fn record_request_id(span: &tracing::Span, id: &RequestId) {
     if !span.is_disabled() {
-        span.record("jsonrpc.request.id", id.to_string());
+        span.record("jsonrpc.request.id", peer_text(&id.to_string()));
     }
 }
 
-/// Records a failure on the span: its `error.type`, and the error status.
-fn record_error_type(span: &tracing::Span, error_type: &str) {
+/// Records a failure on the span: its `error.type`, its JSON-RPC code, and the error status.
+fn record_failure(span: &tracing::Span, failure: Failure) {
     if !span.is_disabled() {
-        span.record("error.type", error_type);
+        span.record("error.type", failure.error_type());
+        if let Failure::Rpc(code) = failure {
+            span.record("rpc.response.status_code", code.to_string());
+        }
         span.record("otel.status_code", "error");
     }
 }
@@ -185,12 +191,15 @@ mod otel {
         }
     }
 
-    /// Writes `span`'s trace context into `meta`, for the server to continue the trace.
+    /// Writes `span`'s trace context into `meta`, for the server to continue the trace; the
+    /// current one's when `span` is filtered out (the trace, and whether it is sampled, goes
+    /// on all the same).
     pub(crate) fn inject(span: &tracing::Span, meta: &mut MetaObject) {
-        if span.is_disabled() {
-            return;
-        }
-        let context = span.context();
+        let context = if span.is_disabled() {
+            tracing::Span::current().context()
+        } else {
+            span.context()
+        };
         let mut injected = MapInjector(HashMap::new());
         opentelemetry::global::get_text_map_propagator(|propagator| {
             propagator.inject_context(&context, &mut injected);
@@ -208,31 +217,34 @@ mod otel {
         client: Histogram<f64>,
     }
 
+    /// The histograms, once a meter is installed (a request before that records nothing, and
+    /// does not keep the next ones from recording).
     fn histograms() -> Option<&'static Histograms> {
-        static HISTOGRAMS: OnceLock<Option<Histograms>> = OnceLock::new();
-        HISTOGRAMS
-            .get_or_init(|| {
-                let meter = toolprism::telemetry::meter()?;
-                let histogram = |name: &'static str, description: &'static str| {
-                    meter
-                        .f64_histogram(name)
-                        .with_unit("s")
-                        .with_description(description)
-                        .with_boundaries(toolprism::telemetry::metrics::DURATION_BUCKETS.to_vec())
-                        .build()
-                };
-                Some(Histograms {
-                    server: histogram(
-                        "mcp.server.operation.duration",
-                        "How long an MCP request took to answer.",
-                    ),
-                    client: histogram(
-                        "mcp.client.operation.duration",
-                        "How long an MCP request took, sent to answered.",
-                    ),
-                })
-            })
-            .as_ref()
+        static HISTOGRAMS: OnceLock<Histograms> = OnceLock::new();
+        if let Some(histograms) = HISTOGRAMS.get() {
+            return Some(histograms);
+        }
+        let meter = toolprism::telemetry::meter()?;
+        Some(HISTOGRAMS.get_or_init(|| {
+            let histogram = |name: &'static str, description: &'static str| {
+                meter
+                    .f64_histogram(name)
+                    .with_unit("s")
+                    .with_description(description)
+                    .with_boundaries(toolprism::telemetry::metrics::MCP_DURATION_BUCKETS.to_vec())
+                    .build()
+            };
+            Histograms {
+                server: histogram(
+                    "mcp.server.operation.duration",
+                    "How long an MCP request took to answer.",
+                ),
+                client: histogram(
+                    "mcp.client.operation.duration",
+                    "How long an MCP request took, sent to answered.",
+                ),
+            }
+        }))
     }
 
     /// Times one request, once a meter is installed.
@@ -246,7 +258,7 @@ mod otel {
     impl OperationTimer {
         pub(crate) fn start(
             side: Side,
-            method: &str,
+            method: &'static str,
             tool: Option<&str>,
             transport: Option<&'static str>,
         ) -> Self {
@@ -258,7 +270,7 @@ mod otel {
                     tool: None,
                 };
             }
-            let mut attributes = vec![KeyValue::new("mcp.method.name", method.to_owned())];
+            let mut attributes = vec![KeyValue::new("mcp.method.name", method)];
             if let Some(transport) = transport {
                 attributes.push(KeyValue::new("network.transport", transport));
             }
@@ -295,6 +307,54 @@ mod otel {
     }
 }
 
+/// A request's span (and timer) until the request ends, its ending recorded once: as answered,
+/// or, dropped before (the request cancelled, or past its time), as `cancelled`.
+pub(crate) struct Ending {
+    span: tracing::Span,
+    #[cfg(feature = "otel")]
+    timer: Option<OperationTimer>,
+    recorded: bool,
+}
+
+impl Ending {
+    pub(crate) fn new(span: tracing::Span, #[cfg(feature = "otel")] timer: OperationTimer) -> Self {
+        Self {
+            span,
+            #[cfg(feature = "otel")]
+            timer: Some(timer),
+            recorded: false,
+        }
+    }
+
+    pub(crate) fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    /// The request was answered; `failure`, how it failed, if it did.
+    pub(crate) fn ended(mut self, failure: Option<Failure>) {
+        self.record(failure);
+    }
+
+    fn record(&mut self, failure: Option<Failure>) {
+        if std::mem::replace(&mut self.recorded, true) {
+            return;
+        }
+        if let Some(failure) = failure {
+            record_failure(&self.span, failure);
+        }
+        #[cfg(feature = "otel")]
+        if let Some(timer) = self.timer.take() {
+            timer.ended(failure);
+        }
+    }
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        self.record(Some(Failure::Cancelled));
+    }
+}
+
 /// How a request failed.
 #[derive(Clone, Copy)]
 pub(crate) enum Failure {
@@ -302,22 +362,23 @@ pub(crate) enum Failure {
     Rpc(i32),
     /// A tool result with `isError`.
     Tool,
-    /// No answer came: the transport failed, or the request was dropped.
+    /// No answer came: the transport failed.
     Transport,
+    /// The request was dropped before its answer: cancelled, or past its time.
+    Cancelled,
 }
 
 impl Failure {
-    /// Its `error.type`: the JSON-RPC code, `tool_error` or `transport_error`.
+    /// Its `error.type`: the JSON-RPC code, `tool_error`, `transport_error` or `cancelled`.
+    /// A code is one of JSON-RPC's own or of the server range, else `_OTHER`: a remote server
+    /// picks it, and a metric's series must not follow.
     pub(crate) fn error_type(self) -> String {
         match self {
-            Self::Rpc(code) => code.to_string(),
+            Self::Rpc(code @ (-32700 | -32603..=-32600 | -32099..=-32000)) => code.to_string(),
+            Self::Rpc(_) => "_OTHER".to_owned(),
             Self::Tool => "tool_error".to_owned(),
             Self::Transport => "transport_error".to_owned(),
+            Self::Cancelled => "cancelled".to_owned(),
         }
-    }
-
-    /// Records it on `span`.
-    pub(crate) fn record(self, span: &tracing::Span) {
-        record_error_type(span, &self.error_type());
     }
 }

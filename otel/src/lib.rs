@@ -54,6 +54,10 @@ use tracing_subscriber::registry::LookupSpan;
 /// The environment variable the GenAI conventions name for recording content.
 pub const CAPTURE_CONTENT_ENV: &str = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT";
 
+/// How long one export may take (and so the export at shutdown, per signal): a process asked
+/// to stop is given 30 s by most orchestrators, requests in flight included.
+pub const EXPORT_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Why the exporters could not be built.
 #[derive(Debug, thiserror::Error)]
 #[error("OpenTelemetry: {0}")]
@@ -75,7 +79,8 @@ impl Telemetry {
     /// does.
     pub fn from_env(service_name: &str) -> Result<Option<Self>, Error> {
         let set = |name: &str| std::env::var_os(name).is_some_and(|value| !value.is_empty());
-        let disabled = std::env::var("OTEL_SDK_DISABLED").is_ok_and(|value| value == "true");
+        let disabled = std::env::var("OTEL_SDK_DISABLED")
+            .is_ok_and(|value| value.trim().eq_ignore_ascii_case("true"));
         let endpoint = set("OTEL_EXPORTER_OTLP_ENDPOINT")
             || set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
             || set("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT");
@@ -95,6 +100,13 @@ impl Telemetry {
     pub fn init_from_env(service_name: &str) -> Result<Option<Self>, Error> {
         use tracing_subscriber::layer::SubscriberExt as _;
         use tracing_subscriber::util::SubscriberInitExt as _;
+        // Checked first: nothing global (the meter, content recording) is set for a
+        // subscriber that cannot be installed.
+        if tracing::dispatcher::has_been_set() {
+            return Err(Error(
+                "a global tracing subscriber is set already".to_owned(),
+            ));
+        }
         let Some(telemetry) = Self::from_env(service_name)? else {
             return Ok(None);
         };
@@ -115,10 +127,10 @@ impl Telemetry {
         let failed = |error: opentelemetry_otlp::ExporterBuildError| Error(error.to_string());
         let mut spans = SpanExporter::builder()
             .with_http()
-            .with_timeout(Duration::from_secs(10));
+            .with_timeout(EXPORT_TIMEOUT);
         let mut metrics = MetricExporter::builder()
             .with_http()
-            .with_timeout(Duration::from_secs(10));
+            .with_timeout(EXPORT_TIMEOUT);
         if let Some(base) = base {
             spans = spans.with_endpoint(format!("{base}/v1/traces"));
             metrics = metrics.with_endpoint(format!("{base}/v1/metrics"));
@@ -204,10 +216,9 @@ impl Drop for Telemetry {
     fn drop(&mut self) {
         // Errors here are the exporter's to report (through OpenTelemetry's own logs): at the
         // end of a process there is nobody left to tell.
-        let _ = self.tracer_provider.force_flush();
+        // A shutdown exports what is buffered first, each within its exporter's timeout.
         let _ = self.tracer_provider.shutdown();
         if let Some(meter_provider) = &self.meter_provider {
-            let _ = meter_provider.force_flush();
             let _ = meter_provider.shutdown();
         }
     }
@@ -240,9 +251,14 @@ fn roots_sampled() -> bool {
     }
 }
 
-/// Whether the layer exports what `meta` describes: `INFO` and above, not rmcp's.
+/// Whether the layer exports what `meta` describes: `INFO` and above, not rmcp's; of
+/// toolprism's own events only those written for traces (target `toolprism`: decisions,
+/// spills, invalid outputs), not its logs, which may quote what a call carried (a panic's
+/// message, what was wrong with a value).
 fn exported(meta: &Metadata<'_>) -> bool {
-    *meta.level() <= Level::INFO && !meta.target().starts_with("rmcp")
+    let target = meta.target();
+    let toolprism_log = meta.is_event() && target.starts_with("toolprism") && target != "toolprism";
+    *meta.level() <= Level::INFO && !target.starts_with("rmcp") && !toolprism_log
 }
 
 /// [`exported`] as the layer's filter, decided once per callsite: the level and target of

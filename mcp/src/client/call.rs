@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam,
-    ClientRequest, RequestId, ServerResult,
+    ClientRequest, ProtocolVersion, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::Value;
@@ -18,7 +18,7 @@ use tracing::Instrument as _;
 use super::error::{REMOTE_TOOL_ERROR, SERVER_ERROR, SERVER_TIMEOUT, SERVER_UNAVAILABLE};
 use super::input::{InFlight, MAX_INPUT_ROUNDS, answer_all, follow_task};
 use super::progress::ProgressRoutes;
-use crate::telemetry::{Failure, Side, record_request_id, request_span};
+use crate::telemetry::{Ending, Failure, Side, peer_text, record_request_id, request_span};
 use crate::wire::content::from_mcp;
 use crate::wire::result::ERROR_META_KEY;
 use crate::wire::schema::WRAP_PROPERTY;
@@ -76,11 +76,16 @@ impl Remote {
         params: CallToolRequestParams,
         cx: &ToolContext,
     ) -> Result<ServerResult, ServiceError> {
-        let span = request_span(Side::Client, "tools/call", Some(&params.name));
+        let tool = peer_text(&params.name);
+        let span = request_span(Side::Client, "tools/call", Some(&tool));
         if !span.is_disabled()
-            && let Some(info) = self.peer.peer_info()
+            && let Some(version) = self
+                .peer
+                .peer_info()
+                .map(|info| info.protocol_version.clone())
+            && ProtocolVersion::KNOWN_VERSIONS.contains(&version)
         {
-            span.record("mcp.protocol.version", info.protocol_version.as_str());
+            span.record("mcp.protocol.version", version.as_str());
         }
         #[cfg_attr(not(feature = "otel"), expect(unused_mut, reason = "set with `otel`"))]
         let mut options = PeerRequestOptions::no_options();
@@ -91,13 +96,15 @@ impl Remote {
             if !meta.is_empty() {
                 options.meta = Some(meta);
             }
-            crate::telemetry::OperationTimer::start(
-                Side::Client,
-                "tools/call",
-                Some(&params.name),
-                None,
-            )
+            crate::telemetry::OperationTimer::start(Side::Client, "tools/call", Some(&tool), None)
         };
+        // Dropped before the answer (the call's timeout, the local call cancelled), it is
+        // recorded as cancelled.
+        let ending = Ending::new(
+            span.clone(),
+            #[cfg(feature = "otel")]
+            timer,
+        );
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let sent = async {
             let handle = self.peer.send_request_with_option(request, options).await?;
@@ -115,7 +122,7 @@ impl Remote {
         let answer = if span.is_disabled() {
             sent.await
         } else {
-            sent.instrument(span.clone()).await
+            sent.instrument(span).await
         };
         let failure = match &answer {
             Err(ServiceError::McpError(error)) => Some(Failure::Rpc(error.code.0)),
@@ -125,11 +132,7 @@ impl Remote {
             }
             Ok(_) => None,
         };
-        if let Some(failure) = failure {
-            failure.record(&span);
-        }
-        #[cfg(feature = "otel")]
-        timer.ended(failure);
+        ending.ended(failure);
         answer
     }
 

@@ -80,7 +80,13 @@ impl RunningHttp {
     pub async fn wait_for_stop_signal(mut self) -> std::io::Result<()> {
         tokio::select! {
             ended = &mut self.task => ended.map_err(std::io::Error::other)?,
-            () = stop_signal() => self.shutdown().await,
+            () = stop_signal() => {
+                // A second signal stops at once, requests in flight or not.
+                tokio::select! {
+                    stopped = self.shutdown() => stopped,
+                    () = stop_signal() => Ok(()),
+                }
+            }
         }
     }
 }

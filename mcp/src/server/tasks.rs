@@ -153,7 +153,7 @@ fn fresh_id() -> String {
 }
 
 /// Bytes as lowercase hex digits.
-fn hex(bytes: &[u8]) -> String {
+pub(super) fn hex(bytes: &[u8]) -> String {
     bytes
         .iter()
         .fold(String::with_capacity(bytes.len() * 2), |mut text, byte| {

@@ -3,25 +3,18 @@
 //! (with the `otel` feature), and timed.
 
 use rmcp::ErrorData;
-use rmcp::model::CallToolResponse;
+use rmcp::model::{CallToolResponse, ProtocolVersion};
 use rmcp::service::{RequestContext, RoleServer};
 use tracing::Instrument as _;
 
 #[cfg(feature = "otel")]
 use super::setup::ClientTrace;
 use super::setup::McpServer;
-use crate::telemetry::{Failure, Side, record_request_id, request_span};
-use crate::wire::text::cut;
+use crate::telemetry::{Ending, Failure, Side, peer_text, record_request_id, request_span};
 
-/// The most characters of a tool's or prompt's name a span's name takes from a request.
-const MAX_TARGET_CHARS: usize = 128;
-
-/// One request's span (and timer), from when it is read to when it is answered.
-pub(super) struct RequestTrace {
-    span: tracing::Span,
-    #[cfg(feature = "otel")]
-    timer: crate::telemetry::OperationTimer,
-}
+/// One request's span (and timer), from when it is read to when it is answered (or dropped,
+/// cancelled by the client).
+pub(super) struct RequestTrace(Ending);
 
 impl RequestTrace {
     /// The trace of a `method` request naming `target` (a tool or a prompt; bounded here),
@@ -32,13 +25,7 @@ impl RequestTrace {
         target: Option<&str>,
         context: &RequestContext<RoleServer>,
     ) -> Self {
-        let target = target.map(|name| {
-            cut(
-                name.chars()
-                    .map(|ch| if ch.is_control() { '?' } else { ch }),
-                MAX_TARGET_CHARS,
-            )
-        });
+        let target = target.map(peer_text);
         #[cfg(feature = "otel")]
         let client_trace = server.shared.settings.client_trace;
         #[cfg(feature = "otel")]
@@ -72,11 +59,11 @@ impl RequestTrace {
         };
         #[cfg(not(feature = "otel"))]
         let _ = server;
-        Self {
+        Self(Ending::new(
             span,
             #[cfg(feature = "otel")]
             timer,
-        }
+        ))
     }
 
     /// Answers inside the span, and records how the answer failed, if it did.
@@ -84,21 +71,19 @@ impl RequestTrace {
         self,
         answer: impl Future<Output = Result<T, ErrorData>>,
     ) -> Result<T, ErrorData> {
-        let answer = if self.span.is_disabled() {
+        let Self(ending) = self;
+        let span = ending.span();
+        let answer = if span.is_disabled() {
             answer.await
         } else {
-            answer.instrument(self.span.clone()).await
+            answer.instrument(span.clone()).await
         };
         let failure = match &answer {
             Err(error) => Some(Failure::Rpc(error.code.0)),
             Ok(answer) if answer.is_tool_error() => Some(Failure::Tool),
             Ok(_) => None,
         };
-        if let Some(failure) = failure {
-            failure.record(&self.span);
-        }
-        #[cfg(feature = "otel")]
-        self.timer.ended(failure);
+        ending.ended(failure);
         answer
     }
 }
@@ -151,17 +136,29 @@ fn transport_of(context: &RequestContext<RoleServer>) -> &'static str {
 fn describe(span: &tracing::Span, context: &RequestContext<RoleServer>, transport: &str) {
     record_request_id(span, &context.id);
     span.record("network.transport", transport);
-    if let Some(version) = context.protocol_version() {
+    // A version the request's `_meta` names may be any text: only a known one is recorded.
+    if let Some(version) = context
+        .protocol_version()
+        .filter(|version| ProtocolVersion::KNOWN_VERSIONS.contains(version))
+    {
         span.record("mcp.protocol.version", version.as_str());
     }
-    // A session id the HTTP layer accepted: one it issued, not any text.
+    // Without authorization a session id is all it takes to use the session: the span gets
+    // a digest that tells sessions apart and opens none.
     #[cfg(feature = "http-server")]
     if let Some(session) = context
         .extensions
         .get::<axum::http::request::Parts>()
         .and_then(|parts| parts.headers.get("mcp-session-id"))
-        .and_then(|id| id.to_str().ok())
     {
-        span.record("mcp.session.id", session);
+        span.record("mcp.session.id", session_digest(session.as_bytes()));
     }
+}
+
+/// The first 16 hex digits of the SHA-256 of a session id.
+#[cfg(feature = "http-server")]
+fn session_digest(id: &[u8]) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(id);
+    super::tasks::hex(&digest[..8])
 }

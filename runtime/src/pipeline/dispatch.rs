@@ -265,7 +265,7 @@ pub(crate) fn dispatch(
     // The last line of defence: a panic in the pipeline itself (a bug here or in a
     // dependency) is a failure too. User code is contained closer to where it runs.
     // A span nobody listens to is not entered (its guard costs more than the check).
-    let start = || catch(|| start(target, call, surface, options));
+    let start = || catch(|| start(target, call, surface, options, &span));
     let started = if span.is_disabled() {
         start()
     } else {
@@ -305,16 +305,16 @@ pub(crate) fn dispatch(
 /// The call's span, named and described as the GenAI semantic conventions' `execute_tool`
 /// (see [`telemetry`](crate::telemetry)). Its fields are computed only when someone listens.
 fn execute_tool_span(call: &ToolCall, surface: Surface) -> tracing::Span {
-    let name = printable(call.name(), MAX_ECHOED_NAME);
+    let name = || printable(call.name(), MAX_ECHOED_NAME);
     tracing::info_span!(
         target: "toolprism",
         "execute_tool",
-        otel.name = %format_args!("execute_tool {name}"),
+        otel.name = %format_args!("execute_tool {}", name()),
         otel.kind = "internal",
         otel.status_code = tracing::field::Empty,
         otel.status_description = tracing::field::Empty,
         gen_ai.operation.name = "execute_tool",
-        gen_ai.tool.name = %name,
+        gen_ai.tool.name = %name(),
         gen_ai.tool.call.id = %printable(call.id(), MAX_ECHOED_NAME),
         gen_ai.tool.type = "function",
         gen_ai.tool.call.arguments = tracing::field::Empty,
@@ -333,11 +333,8 @@ fn record_outcome(span: &tracing::Span, outcome: &ToolOutcome) {
             span.record("otel.status_code", "error");
             span.record("error.type", failure.error.code().unwrap_or("tool_error"));
             if let Some(limit) = content {
-                let message = Value::String(failure.error.message.clone());
-                span.record(
-                    "otel.status_description",
-                    crate::telemetry::bounded_json(&message, limit),
-                );
+                let message = crate::telemetry::bounded_text(&failure.error.message, limit);
+                span.record("otel.status_description", message);
             }
         }
         ToolOutcome::Success(success) => {
@@ -376,13 +373,15 @@ enum Started<F> {
     Ended(ToolOutcome),
 }
 
-/// Steps 1–2, which never wait.
+/// Steps 1–2, which never wait. `span`: the call's, for its arguments when content is
+/// recorded.
 fn start(
     target: Target<'_>,
     call: ToolCall,
     surface: Surface,
     options: DispatchOptions,
-) -> Started<impl Future<Output = ToolOutcome> + Send> {
+    span: &tracing::Span,
+) -> Started<impl Future<Output = ToolOutcome> + Send + use<>> {
     let (id, name, args) = call.into_parts();
     // Measured before anything else touches them: an over-deep value is taken apart here,
     // without recursion, whatever happens to the call next.
@@ -434,12 +433,11 @@ fn start(
         Ok(args) => args,
         Err(violations) => return Started::Ended(failure(input_error(tool, &violations))),
     };
-    if let Some(limit) = crate::telemetry::content_limit() {
-        // Inside the call's span, when it is listened to: nowhere else has the field.
-        tracing::Span::current().record(
-            "gen_ai.tool.call.arguments",
-            crate::telemetry::bounded_json(&args, limit),
-        );
+    if let Some(limit) = crate::telemetry::content_limit()
+        && !span.is_disabled()
+    {
+        let recorded = crate::telemetry::bounded_json(&args, limit);
+        span.record("gen_ai.tool.call.arguments", recorded);
     }
     let chain = Arc::new(Chain {
         stages: target.stages.clone(),

@@ -19,8 +19,15 @@ use opentelemetry::metrics::{Counter, Histogram, Meter};
 use crate::ToolOutcome;
 use crate::error::FailureKind;
 
-/// The buckets the conventions advise for operation durations, in seconds.
-pub const DURATION_BUCKETS: [f64; 14] = [
+/// The buckets the GenAI conventions advise for `gen_ai.client.operation.duration`, in
+/// seconds.
+pub const GEN_AI_DURATION_BUCKETS: [f64; 14] = [
+    0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92,
+];
+
+/// The buckets the MCP conventions advise for `mcp.{server,client}.operation.duration`, in
+/// seconds.
+pub const MCP_DURATION_BUCKETS: [f64; 14] = [
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 ];
 
@@ -73,7 +80,7 @@ impl Instruments {
                 .f64_histogram("gen_ai.client.operation.duration")
                 .with_unit("s")
                 .with_description("How long a tool call took, from dispatch to outcome.")
-                .with_boundaries(DURATION_BUCKETS.to_vec())
+                .with_boundaries(GEN_AI_DURATION_BUCKETS.to_vec())
                 .build(),
             refusals: calls(
                 "toolprism.tool.refusals",

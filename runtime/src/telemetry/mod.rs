@@ -24,6 +24,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// The size [`record_content`] keeps when asked for a default.
 pub const DEFAULT_CONTENT_BYTES: usize = 4 * 1024;
 
+/// The fewest bytes [`record_content`] keeps: room for a cut's mark and a little before it.
+pub const MIN_CONTENT_BYTES: usize = 16;
+
 /// The most bytes of arguments or of a result a span ever records.
 pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
 
@@ -31,12 +34,13 @@ pub const MAX_CONTENT_BYTES: usize = 64 * 1024;
 static CONTENT_BYTES: AtomicUsize = AtomicUsize::new(0);
 
 /// Records each call's arguments and result as JSON on its `execute_tool` span, each cut to
-/// `max_bytes` (at most [`MAX_CONTENT_BYTES`]); `None` stops recording (the default). For the
-/// whole process, as the GenAI conventions' `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT`
-/// is: what a tool reads and returns may be private, and a trace backend is rarely the place
-/// for it.
+/// `max_bytes` (from [`MIN_CONTENT_BYTES`] to [`MAX_CONTENT_BYTES`]), and a failure's message
+/// as its status; `None` stops recording (the default). For the whole process, as the GenAI
+/// conventions' `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT` is (which
+/// `toolprism_otel::Telemetry::from_env` reads): what a tool reads and returns may be private,
+/// and a trace backend is rarely the place for it.
 pub fn record_content(max_bytes: Option<usize>) {
-    let bytes = max_bytes.map_or(0, |bytes| bytes.clamp(1, MAX_CONTENT_BYTES));
+    let bytes = max_bytes.map_or(0, |bytes| bytes.clamp(MIN_CONTENT_BYTES, MAX_CONTENT_BYTES));
     CONTENT_BYTES.store(bytes, Ordering::Relaxed);
 }
 
@@ -48,58 +52,23 @@ pub(crate) fn content_limit() -> Option<usize> {
     }
 }
 
-/// `value` as compact JSON, cut at a character boundary to at most `limit` bytes (the cut
-/// marked by a trailing `…`), so that no span carries an unbounded value. Serializing stops
-/// at the limit: a value of megabytes is not written out whole to be cut.
+/// `value` as compact JSON within `limit` bytes, the cut (if any) marked `…`; serializing
+/// stops at the limit, so a value of megabytes is not written out whole to be cut.
 pub(crate) fn bounded_json(value: &serde_json::Value, limit: usize) -> String {
-    let room = limit.saturating_sub('…'.len_utf8());
-    // One byte past the limit tells a value that fits from one that does not.
-    let mut written = Capped {
-        bytes: Vec::new(),
-        room: limit + 1,
-    };
-    // The only error is the cap's: past it, the text is cut anyway.
-    let cut = serde_json::to_writer(&mut written, value).is_err() || written.bytes.len() > limit;
-    let mut bytes = written.bytes;
-    if cut {
-        bytes.truncate(room);
+    let whole = crate::text::json_prefix(value, limit);
+    if whole.len() <= limit {
+        return whole;
     }
-    let mut text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(error) => {
-            // Cut inside a character: keep what comes before it.
-            let valid = error.utf8_error().valid_up_to();
-            let mut bytes = error.into_bytes();
-            bytes.truncate(valid);
-            String::from_utf8(bytes).unwrap_or_default()
-        }
-    };
-    if cut {
-        text.push('…');
-    }
-    text
+    // Cut: room left for the mark.
+    crate::text::json_prefix(value, limit.saturating_sub('…'.len_utf8()))
 }
 
-/// A writer that takes `room` bytes, then refuses.
-struct Capped {
-    bytes: Vec<u8>,
-    room: usize,
-}
-
-impl std::io::Write for Capped {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let left = self.room - self.bytes.len();
-        if left == 0 {
-            return Err(std::io::Error::other("the span's room is full"));
-        }
-        let taken = buf.len().min(left);
-        self.bytes.extend_from_slice(&buf[..taken]);
-        Ok(taken)
+/// `text` within `limit` bytes, the cut (if any) marked `…`.
+pub(crate) fn bounded_text(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_owned();
     }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
+    crate::text::truncate(text, limit.saturating_sub('…'.len_utf8()))
 }
 
 #[cfg(feature = "otel")]
