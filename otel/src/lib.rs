@@ -32,7 +32,7 @@
 //! The [`layer`](Telemetry::layer) takes spans at `INFO` and above. When the sampler samples
 //! no root (`always_off`, `parentbased_always_off`, or a ratio of 0), a span is built only
 //! inside a sampled trace (one continued from a client's `traceparent`, or a sampled parent):
-//! a dispatch outside any then pays one check (1.02× its instructions with no subscriber,
+//! a dispatch outside any then pays one check (1.03× its instructions with no subscriber,
 //! `scripts/otel-instructions.sh`).
 
 use std::time::Duration;
