@@ -12,6 +12,8 @@ mod calls;
 pub mod exit;
 pub mod html;
 mod lock;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 mod out;
 #[cfg(feature = "mcp")]
 mod pins;

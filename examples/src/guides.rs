@@ -38,6 +38,9 @@ pub struct Integrity;
 #[doc = include_str!("../../docs/telemetry.md")]
 pub struct Telemetry;
 
+#[doc = include_str!("../../docs/openapi.md")]
+pub struct OpenApi;
+
 #[doc = include_str!("../../docs/performance.md")]
 pub struct Performance;
 

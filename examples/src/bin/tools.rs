@@ -7,6 +7,13 @@
 //! cargo run -p toolprism-examples --bin tools -- view /tmp/toolprism-demo-*/session.jsonl
 //! ```
 //!
+//! `tools openapi SPEC [--base-url URL] [--secret SCHEME=VAR]… COMMAND` does the same over an
+//! HTTP API's OpenAPI document instead of the coding tools:
+//!
+//! ```text
+//! cargo run -p toolprism-examples --bin tools -- openapi https://petstore3.swagger.io/api/v3/openapi.json list
+//! ```
+//!
 //! `web_fetch` reaches no loopback, private or link-local address; `TOOLPRISM_FETCH_ALLOW`
 //! (hosts, `host` or `host:port`, separated by commas) lets the ones named through.
 
@@ -28,6 +35,10 @@ fn fetch_policy() -> FetchPolicy {
 }
 
 fn main() -> ExitCode {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|first| first == "openapi") {
+        return openapi(&args[2..]);
+    }
     let registry = std::env::current_dir()
         .and_then(Workspace::new)
         .map_err(|error| format!("the current directory cannot be the workspace: {error}"))
@@ -49,4 +60,22 @@ fn main() -> ExitCode {
         return ExitCode::from(toolprism_cli::exit::USAGE);
     }
     toolprism_cli::run(registry)
+}
+
+/// `tools openapi …`: the document's tools, with Code Mode over them.
+fn openapi(args: &[std::ffi::OsString]) -> ExitCode {
+    let args =
+        std::iter::once(std::ffi::OsString::from("tools openapi")).chain(args.iter().cloned());
+    let (registry, command) = match toolprism_cli::openapi::registry(args) {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::from(toolprism_cli::exit::USAGE);
+        }
+    };
+    if let Err(error) = CodeMode::new().register(&registry) {
+        eprintln!("error: {error}");
+        return ExitCode::from(toolprism_cli::exit::USAGE);
+    }
+    toolprism_cli::run_with(registry, command)
 }
