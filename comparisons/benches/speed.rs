@@ -22,6 +22,8 @@
 //! instruction counts are stable where timings swing by a third.
 
 use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Duration;
 
 use criterion::{Criterion, criterion_group};
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -33,6 +35,8 @@ use rmcp::{ErrorData, Peer, ServerHandler, tool, tool_handler, tool_router};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use toolprism::access::Caller;
+use toolprism::pipeline::DispatchOptions;
 use toolprism::prelude::{Registry, Surface, ToolCall, ToolContext, ToolDef, ToolError};
 
 /// The runtime benches' read-style tool: its types, body, render and card.
@@ -56,6 +60,30 @@ fn add_args() -> Value {
 }
 
 // ------------------------------------------------------------------------- toolprism
+
+/// `add` with one feature configured (`toolprism_timeout`: a 30 s limit; `toolprism_caller`:
+/// the scope `math` required, and a caller holding it), and the options of its calls.
+fn configured(side: &str) -> (toolprism::pipeline::Snapshot, DispatchOptions) {
+    let add = ToolDef::builder("add")
+        .description("Adds two integers.")
+        .handler(|args: AddArgs, _: ToolContext| async move { Ok::<_, ToolError>(args.a + args.b) })
+        .build();
+    let (add, options) = if side == "toolprism_timeout" {
+        (
+            add.with_timeout(Duration::from_secs(30)),
+            DispatchOptions::default(),
+        )
+    } else {
+        let claims = json!({"sub": "ada", "scope": "math files:read"});
+        let caller = Caller::from_claims(claims.as_object().cloned().unwrap_or_default());
+        (
+            add.with_scope("math"),
+            DispatchOptions::default().caller(Arc::new(caller)),
+        )
+    };
+    let registry = Registry::builder().tool(add).build().unwrap();
+    (registry.snapshot(), options)
+}
 
 fn toolprism_registry(extra: usize) -> Registry {
     let add = ToolDef::builder("add")
@@ -301,6 +329,16 @@ fn count_instructions(case: &str, side: &str, iterations: usize) {
                 black_box(runtime.block_on(snapshot.dispatch(call, Surface::Direct)));
             }
         }
+        // What a configured feature adds to the same call: a time limit on the tool; a caller
+        // (authenticated claims) whose scope the tool requires.
+        "toolprism_timeout" | "toolprism_caller" => {
+            let (snapshot, options) = configured(side);
+            for _ in 0..iterations {
+                let call = ToolCall::new("c", name, black_box(args.clone()));
+                let dispatch = snapshot.dispatch_with(call, Surface::Direct, options.clone());
+                black_box(runtime.block_on(dispatch));
+            }
+        }
         "rmcp_stored" => {
             let stored = Stored::with_fillers(extra);
             let (peer, _running, _pipe) = peer_of(stored.clone());
@@ -308,7 +346,9 @@ fn count_instructions(case: &str, side: &str, iterations: usize) {
                 runtime.block_on(rmcp_call(&stored, &peer, name, &args));
             }
         }
-        other => panic!("unknown side `{other}`: serde_floor, toolprism or rmcp_stored"),
+        other => panic!(
+            "unknown side `{other}`: serde_floor, toolprism, toolprism_timeout, toolprism_caller or rmcp_stored"
+        ),
     }
 }
 

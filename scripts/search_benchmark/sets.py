@@ -1,0 +1,95 @@
+"""Two tool-retrieval sets from the Berkeley Function Calling Leaderboard's data (the `bfcl-eval`
+wheel on PyPI, Apache-2.0), written as JSON for `search_quality` and `baselines.py`.
+
+- `tune`: BFCL's expert-written functions (simple, multiple, parallel, parallel_multiple) and
+  their queries: the set toolprism's search is tuned on.
+- `report`: BFCL's "live" functions, contributed by users of real APIs, and their queries: no
+  function in common with `tune`, and the set figures are reported on.
+
+Each set pools every function of its categories (the irrelevance categories' too, as
+distractors), one tool per name (the first description met); a query's relevant tools are the
+functions its ground truth calls.
+
+`python3 sets.py DATA_DIR OUT_DIR` writes OUT_DIR/tune.json and OUT_DIR/report.json.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+SETS = {
+    "tune": (
+        ["simple_python", "simple_java", "simple_javascript", "multiple", "parallel", "parallel_multiple"],
+        ["irrelevance"],
+    ),
+    "report": (
+        ["live_simple", "live_multiple", "live_parallel", "live_parallel_multiple"],
+        ["live_irrelevance", "live_relevance"],
+    ),
+}
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def parameters(schema: dict) -> list[list[str]]:
+    properties = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    return [
+        [name, str(spec.get("description", "")) if isinstance(spec, dict) else ""]
+        for name, spec in properties.items()
+    ]
+
+
+def build(data: Path, categories: list[str], distractors: list[str]) -> dict:
+    tools: list[dict] = []
+    index: dict[str, int] = {}
+
+    def add(function: dict) -> int:
+        name = function["name"]
+        if name not in index:
+            index[name] = len(tools)
+            tools.append(
+                {
+                    "name": name,
+                    "description": function.get("description", ""),
+                    "parameters": parameters(function.get("parameters", {})),
+                }
+            )
+        return index[name]
+
+    for category in distractors:
+        for entry in lines(data / f"BFCL_v4_{category}.json"):
+            for function in entry["function"]:
+                add(function)
+    queries = []
+    for category in categories:
+        answers = {a["id"]: a for a in lines(data / "possible_answer" / f"BFCL_v4_{category}.json")}
+        for entry in lines(data / f"BFCL_v4_{category}.json"):
+            for function in entry["function"]:
+                add(function)
+            called = {name for call in answers[entry["id"]]["ground_truth"] for name in call}
+            relevant = sorted(index[name] for name in called if name in index)
+            text = " ".join(
+                message["content"]
+                for turn in entry["question"]
+                for message in turn
+                if message["role"] == "user"
+            )
+            if relevant and text.strip():
+                queries.append({"id": entry["id"], "text": text, "relevant": relevant})
+    return {"tools": tools, "queries": queries}
+
+
+def main() -> None:
+    data, out = Path(sys.argv[1]), Path(sys.argv[2])
+    out.mkdir(parents=True, exist_ok=True)
+    for name, (categories, distractors) in SETS.items():
+        built = build(data, categories, distractors)
+        built["name"] = name
+        (out / f"{name}.json").write_text(json.dumps(built))
+        print(f"{name}: {len(built['tools'])} tools, {len(built['queries'])} queries", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
