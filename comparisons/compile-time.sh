@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Compile time of a crate of 100 tools, written with toolprism's `#[tool]` and with rmcp's
 # `#[tool_router]`, in the four shapes tool authors write: `async fn` and `fn`, taking an
-# argument struct or a parameter list, each returning a `String`. rmcp takes arguments only as
+# argument struct or a parameter list, each returning a `String`; and in the most common shape
+# as users write it (`async-result`): an `async fn` taking an argument struct declared just
+# above it, returning `Result<String, ToolError>` (rmcp: `Result<String, ErrorData>`), and the
+# same with every struct above the tools (`async-result-above`). rmcp takes arguments only as
 # a struct (`Parameters<T>`), so a toolprism parameter list is compared with rmcp's struct:
 # the same tool written the way each framework asks. Same doc comments and bodies.
 #
@@ -17,14 +20,14 @@
 # (pinned, installed under the build directory on first use): build times on a shared machine
 # move by a fifth between runs, the generated code does not.
 #
-# `comparisons/compile-time.sh [tools] [shape ...]` (default 100, all four shapes:
-# async-struct sync-struct async-params sync-params).
+# `comparisons/compile-time.sh [tools] [shape ...]` (default 100, all five shapes:
+# async-struct sync-struct async-params sync-params async-result).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="${1:-100}"
 shift || true
 shapes=("$@")
-[ ${#shapes[@]} -gt 0 ] || shapes=(async-struct sync-struct async-params sync-params)
+[ ${#shapes[@]} -gt 0 ] || shapes=(async-struct sync-struct async-params sync-params async-result)
 work="${CARGO_TARGET_DIR:-$root/target}/compile-time"
 mkdir -p "$work"
 export CARGO_TARGET_DIR="$work/target"
@@ -32,9 +35,12 @@ export CARGO_TARGET_DIR="$work/target"
 # The crate of `kind` (toolprism or rmcp) in `shape`, under `$work/$kind-$shape`.
 generate() {
     local kind=$1 shape=$2 dir="$work/$1-$2"
-    local asyncness='' params=struct
+    local asyncness='' params=struct result=''
     case "$shape" in async-*) asyncness='async ' ;; esac
     case "$shape" in *-params) params=list ;; esac
+    # A fallible body; the user's own struct beside each tool (`-result`) or all above them
+    # (`-result-above`), to tell the two apart.
+    case "$shape" in *-result) params=beside result=yes ;; *-result-above) result=yes ;; esac
     mkdir -p "$dir/src"
     {
         echo '[package]'
@@ -53,9 +59,21 @@ generate() {
             echo 'rmcp = { version = "=3.11.0", default-features = false, features = ["server", "macros"] }'
         fi
     } > "$dir/Cargo.toml"
+    # An argument struct with its derives and documented fields.
+    args_struct() {
+        echo "/// The arguments of tool $1."
+        echo '#[derive(Deserialize, JsonSchema)]'
+        echo "pub struct Args$1 {"
+        echo '    /// A name.'
+        echo '    pub name: String,'
+        echo '    /// A count.'
+        echo '    pub count: u32,'
+        echo '}'
+    }
     {
         if [ "$kind" = toolprism ]; then
             echo 'use toolprism::prelude::*;'
+            [ "$params" = beside ] && echo 'use schemars::JsonSchema;' && echo 'use serde::Deserialize;'
         else
             echo 'use rmcp::handler::server::wrapper::Parameters;'
             echo 'use rmcp::{ServerHandler, tool, tool_handler, tool_router};'
@@ -68,16 +86,7 @@ generate() {
             echo 'impl ServerHandler for Tools {}'
         fi
         if [ "$kind" = rmcp ] || [ "$params" = struct ]; then
-            for i in $(seq 1 "$tools"); do
-                echo "/// The arguments of tool $i."
-                echo '#[derive(Deserialize, JsonSchema)]'
-                echo "pub struct Args$i {"
-                echo '    /// A name.'
-                echo '    pub name: String,'
-                echo '    /// A count.'
-                echo '    pub count: u32,'
-                echo '}'
-            done
+            for i in $(seq 1 "$tools"); do args_struct "$i"; done
         fi
         [ "$kind" = toolprism ] || { echo '#[tool_router]'; echo 'impl Tools {'; }
         for i in $(seq 1 "$tools"); do
@@ -85,18 +94,26 @@ generate() {
             local mark=''
             [ "$i" = 1 ] && mark=' (edit 0)'
             local body="format!(\"hello {} from $i, {} times$mark\", args.name, args.count)"
+            local returns=String
+            if [ -n "$result" ]; then
+                body="Ok($body)"
+                returns='Result<String, ToolError>'
+                [ "$kind" = rmcp ] && returns='Result<String, rmcp::ErrorData>'
+            fi
+            # rmcp's tools sit in its router's `impl`: a struct beside each stays above it.
+            [ "$params" = beside ] && [ "$kind" = toolprism ] && args_struct "$i"
             echo "/// Tool number $i: greets."
             if [ "$kind" = toolprism ]; then
                 echo '#[tool]'
-                if [ "$params" = struct ]; then
-                    echo "pub ${asyncness}fn tool_$i(args: Args$i) -> String {"
+                if [ "$params" != list ]; then
+                    echo "pub ${asyncness}fn tool_$i(args: Args$i) -> $returns {"
                 else
                     echo "pub ${asyncness}fn tool_$i(#[arg(description = \"A name.\")] name: String, #[arg(description = \"A count.\")] count: u32) -> String {"
                     body="format!(\"hello {} from $i, {} times$mark\", name, count)"
                 fi
             else
                 echo '#[tool]'
-                echo "pub ${asyncness}fn tool_$i(&self, Parameters(args): Parameters<Args$i>) -> String {"
+                echo "pub ${asyncness}fn tool_$i(&self, Parameters(args): Parameters<Args$i>) -> $returns {"
             fi
             echo "    $body"
             echo '}'

