@@ -4,7 +4,11 @@
 
 use std::fmt::Write as _;
 
-use rquickjs::{Ctx, Object, Type, Value};
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use rquickjs::object::ObjectKeysIter;
+use rquickjs::{Atom, Ctx, Object, Type, Value};
 use serde_json::{Map, Number};
 use toolprism::depth::MAX_DEPTH;
 
@@ -91,40 +95,115 @@ fn path<'a>(root: &str, steps: impl Iterator<Item = &'a Step>) -> String {
     path
 }
 
-/// `Object.prototype`, the prototype of a plain object: looked up once per run, as a program
-/// cannot change what it is.
-pub(crate) fn object_prototype<'js>(ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
-    ctx.globals()
-        .get::<_, Object<'js>>("Object")?
-        .get("prototype")
+/// What reading a run's values keeps from one value to the next.
+///
+/// - `Object.prototype`, what a plain object's prototype is: looked up once per run, as a
+///   program cannot change what it is.
+/// - The names of the keys read so far, by atom: most calls pass the same few keys.
+/// - One list of keys of each length up to [`HELD_KEY_LISTS`]. QuickJS's allocator serves
+///   small blocks from 4 KB arenas, one size class each, and frees an arena as soon as its
+///   last block goes. Reading an object allocates and frees the list of its keys, most often
+///   the only block of its size class in a quiet run: every call made a 4 KB arena, wrote each
+///   of its blocks' headers, and freed it (a sixteenth of a nested call's instructions). A
+///   list of each length held for the run keeps those arenas.
+///
+/// [`Reading::clear`] lets go of all of it, which must happen before the runtime goes.
+pub(crate) struct Reading<'js> {
+    object_prototype: RefCell<Option<Object<'js>>>,
+    names: RefCell<HashMap<Atom<'js>, String>>,
+    key_lists: RefCell<Vec<Option<ObjectKeysIter<'js, Atom<'js>>>>>,
 }
 
-/// Reads a program's value as JSON, refusing anything JSON cannot hold as it is.
-/// `object_prototype` is [`object_prototype`]'s.
-pub(crate) fn to_json<'js>(
-    object_prototype: &Object<'js>,
-    value: &Value<'js>,
-    root: &str,
-    max_bytes: usize,
-) -> Result<serde_json::Value, NotJson> {
-    let mut reader = Reader {
-        object_prototype: object_prototype.clone(),
-        ancestors: Vec::new(),
-        budget: max_bytes,
-    };
-    reader
-        .read(value)
-        .map_err(|stopped| stopped.into_not_json(root))
+/// Key lists of up to this many keys are held (one per length).
+const HELD_KEY_LISTS: usize = 16;
+
+/// Names longer than this are read each time, not kept.
+const MAX_KEPT_NAME_BYTES: usize = 64;
+
+/// At most this many names are kept.
+const MAX_KEPT_NAMES: usize = 256;
+
+impl<'js> Reading<'js> {
+    pub(crate) fn new(ctx: &Ctx<'js>) -> rquickjs::Result<Self> {
+        let object_prototype = ctx
+            .globals()
+            .get::<_, Object<'js>>("Object")?
+            .get("prototype")?;
+        Ok(Self {
+            object_prototype: RefCell::new(Some(object_prototype)),
+            names: RefCell::default(),
+            key_lists: RefCell::default(),
+        })
+    }
+
+    /// Reads a program's value as JSON, refusing anything JSON cannot hold as it is.
+    pub(crate) fn to_json(
+        &self,
+        value: &Value<'js>,
+        root: &str,
+        max_bytes: usize,
+    ) -> Result<serde_json::Value, NotJson> {
+        let object_prototype = self
+            .object_prototype
+            .borrow()
+            .clone()
+            .ok_or_else(|| NotJson::Value(format!("`{root}` was read after the run ended")))?;
+        let mut reader = Reader {
+            reading: self,
+            object_prototype,
+            ancestors: Vec::new(),
+            budget: max_bytes,
+        };
+        reader
+            .read(value)
+            .map_err(|stopped| stopped.into_not_json(root))
+    }
+
+    /// Lets go of every value held.
+    pub(crate) fn clear(&self) {
+        self.key_lists.borrow_mut().clear();
+        self.names.borrow_mut().clear();
+        self.object_prototype.borrow_mut().take();
+    }
+
+    /// A key's name, kept when short.
+    fn name_of(&self, atom: &Atom<'js>) -> rquickjs::Result<String> {
+        if let Some(name) = self.names.borrow().get(atom) {
+            return Ok(name.clone());
+        }
+        let name = atom.to_string()?;
+        let mut names = self.names.borrow_mut();
+        if name.len() <= MAX_KEPT_NAME_BYTES && names.len() < MAX_KEPT_NAMES {
+            names.insert(atom.clone(), name.clone());
+        }
+        Ok(name)
+    }
+
+    /// Holds a list of `count` keys, read to its end, if none of its length is held yet.
+    fn hold(&self, count: usize, keys: ObjectKeysIter<'js, Atom<'js>>) {
+        let mut lists = self.key_lists.borrow_mut();
+        if !(1..=HELD_KEY_LISTS).contains(&count) {
+            return;
+        }
+        if lists.len() < HELD_KEY_LISTS {
+            lists.resize_with(HELD_KEY_LISTS, || None);
+        }
+        let slot = &mut lists[count - 1];
+        if slot.is_none() {
+            *slot = Some(keys);
+        }
+    }
 }
 
-struct Reader<'js> {
+struct Reader<'r, 'js> {
+    reading: &'r Reading<'js>,
     object_prototype: Object<'js>,
     /// The objects and arrays being read, outermost first: meeting one again is a cycle.
     ancestors: Vec<Value<'js>>,
     budget: usize,
 }
 
-impl<'js> Reader<'js> {
+impl<'js> Reader<'_, 'js> {
     fn read(&mut self, value: &Value<'js>) -> Result<serde_json::Value, Stopped> {
         let json = match value.type_of() {
             Type::Null => serde_json::Value::Null,
@@ -226,14 +305,27 @@ impl<'js> Reader<'js> {
         }
         self.enter(value)?;
         let mut map = Map::new();
-        for entry in object.props::<String, Value<'js>>() {
-            let (key, item) = entry?;
+        let mut keys = object.keys::<Atom<'js>>();
+        let count = keys.len();
+        if count == 0
+            && let Some(Err(error)) = keys.next()
+        {
+            return Err(error.into());
+        }
+        // Read to the last key, not past it: past it the list is let go of, and it may be held.
+        for _ in 0..count {
+            let Some(atom) = keys.next().transpose()? else {
+                break;
+            };
+            let key = self.reading.name_of(&atom)?;
+            let item: Value<'js> = object.get(atom)?;
             self.spend(key.len() + 4)?;
             match self.read(&item) {
                 Ok(item) => map.insert(key, item),
                 Err(stopped) => return Err(stopped.behind(Step::Key(key))),
             };
         }
+        self.reading.hold(count, keys);
         self.spend(2)?;
         self.ancestors.pop();
         Ok(serde_json::Value::Object(map))

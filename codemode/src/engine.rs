@@ -27,7 +27,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use toolprism::context::NestedDispatcher;
 use toolprism::{BoxFuture, FrozenValue, ToolCall, ToolOutcome};
 
-use crate::convert::{NotJson, object_prototype, to_js, to_json};
+use crate::convert::{NotJson, Reading, to_js};
 use crate::limits::{Limits, Stop};
 use crate::pool::Fresh;
 
@@ -184,9 +184,6 @@ struct Shared {
     log_bytes: Cell<usize>,
     calls: Cell<usize>,
     pending: RefCell<HashMap<u64, Resolvers>>,
-    /// `Object.prototype`, set when the globals are installed: what a plain object's prototype
-    /// is, for reading arguments.
-    object_prototype: RefCell<Option<Persistent<Object<'static>>>>,
     inline: Option<InlineDispatch>,
     /// When the run must end, and whether its host dropped it: checked before a call is
     /// dispatched here, where no interrupt would notice them.
@@ -203,14 +200,6 @@ struct Shared {
 }
 
 impl Shared {
-    /// `Object.prototype`, as installed.
-    fn object_prototype<'js>(&self, ctx: &Ctx<'js>) -> rquickjs::Result<Object<'js>> {
-        match self.object_prototype.borrow().as_ref() {
-            Some(prototype) => prototype.clone().restore(ctx),
-            None => object_prototype(ctx),
-        }
-    }
-
     fn end(&self, stop: Stop) {
         if self.stop.get().is_none() {
             self.stop.set(Some(stop));
@@ -274,7 +263,6 @@ fn run(
         log_bytes: Cell::new(0),
         calls: Cell::new(0),
         pending: RefCell::new(HashMap::new()),
-        object_prototype: RefCell::new(None),
         inline: program.inline.clone(),
         deadline,
         cancel: cancel.clone(),
@@ -286,10 +274,18 @@ fn run(
     };
     let shared = Rc::new(shared);
     let outcome = context.with(|ctx| {
-        let outcome = drive(&ctx, runtime, program, &shared, from_host, deadline);
+        let outcome = match Reading::new(&ctx) {
+            Ok(reading) => {
+                let reading = Rc::new(reading);
+                let outcome = drive(&ctx, runtime, program, &shared, &reading, from_host, deadline);
+                // What reading holds must go before the runtime does.
+                reading.clear();
+                outcome
+            }
+            Err(error) => Err(engine_failure(&ctx, runtime, &shared, error)),
+        };
         // Persistent handles must go before the runtime does.
         shared.pending.borrow_mut().clear();
-        shared.object_prototype.take();
         outcome
     });
     let logs = shared.logs.take();
@@ -302,10 +298,11 @@ fn drive<'js>(
     runtime: &Runtime,
     program: &Program,
     shared: &Rc<Shared>,
+    reading: &Rc<Reading<'js>>,
     from_host: &Receiver<Settled>,
     deadline: Instant,
 ) -> Result<Option<serde_json::Value>, Failure> {
-    install(ctx, program, shared).map_err(|error| engine_failure(ctx, runtime, shared, error))?;
+    install(ctx, program, shared, reading).map_err(|error| engine_failure(ctx, runtime, shared, error))?;
     let source = format!("{OPENING}{}{CLOSING}", program.code);
     let promise: Promise<'js> = match ctx.eval_with_options(source.as_str(), eval_options()) {
         Ok(promise) => promise,
@@ -338,7 +335,7 @@ fn drive<'js>(
         match promise.state() {
             PromiseState::Resolved => {
                 return match promise.result::<Value<'js>>() {
-                    Some(Ok(value)) => result_of(ctx, runtime, shared, &value),
+                    Some(Ok(value)) => result_of(ctx, runtime, shared, reading, &value),
                     _ => Err(Failure::new(
                         Stop::Engine,
                         "the settled result could not be read",
@@ -411,22 +408,13 @@ fn result_of<'js>(
     ctx: &Ctx<'js>,
     runtime: &Runtime,
     shared: &Shared,
+    reading: &Reading<'js>,
     value: &Value<'js>,
 ) -> Result<Option<serde_json::Value>, Failure> {
     if value.is_undefined() {
         return Ok(None);
     }
-    let read = shared
-        .object_prototype(ctx)
-        .map_err(NotJson::Engine)
-        .and_then(|prototype| {
-            to_json(
-                &prototype,
-                value,
-                "result",
-                shared.limits.max_result_bytes(),
-            )
-        });
+    let read = reading.to_json(value, "result", shared.limits.max_result_bytes());
     match read {
         Ok(json) => Ok(Some(json)),
         Err(NotJson::Value(problem)) => Err(Failure::new(Stop::NotJson, problem)),
@@ -486,15 +474,20 @@ fn error_object<'js>(ctx: &Ctx<'js>, error: &CallError) -> rquickjs::Result<Valu
 }
 
 /// `tools` and `console`, the only globals a program gets beyond the language's own.
-fn install<'js>(ctx: &Ctx<'js>, program: &Program, shared: &Rc<Shared>) -> rquickjs::Result<()> {
+fn install<'js>(
+    ctx: &Ctx<'js>,
+    program: &Program,
+    shared: &Rc<Shared>,
+    reading: &Rc<Reading<'js>>,
+) -> rquickjs::Result<()> {
     let globals = ctx.globals();
-    *shared.object_prototype.borrow_mut() = Some(Persistent::save(ctx, object_prototype(ctx)?));
     let tools = Object::new(ctx.clone())?;
     for name in &program.tools {
         let shared = shared.clone();
+        let reading = reading.clone();
         let tool = name.clone();
         let function = Function::new(ctx.clone(), move |ctx: Ctx<'js>, args: Opt<Value<'js>>| {
-            call_tool(&ctx, &shared, &tool, args.0)
+            call_tool(&ctx, &shared, &reading, &tool, args.0)
         })?
         .with_name(name.as_str())?;
         tools.set(name.as_str(), function)?;
@@ -533,6 +526,7 @@ fn freeze<'js>(ctx: &Ctx<'js>, object: &Object<'js>) -> rquickjs::Result<()> {
 fn call_tool<'js>(
     ctx: &Ctx<'js>,
     shared: &Shared,
+    reading: &Reading<'js>,
     tool: &str,
     args: Option<Value<'js>>,
 ) -> rquickjs::Result<Value<'js>> {
@@ -552,12 +546,7 @@ fn call_tool<'js>(
     let (promise, resolve, reject) = ctx.promise()?;
     let args = match args.filter(|args| !args.is_undefined()) {
         None => Ok(serde_json::Value::Object(serde_json::Map::new())),
-        Some(args) => match to_json(
-            &shared.object_prototype(ctx)?,
-            &args,
-            "args",
-            shared.limits.max_result_bytes(),
-        ) {
+        Some(args) => match reading.to_json(&args, "args", shared.limits.max_result_bytes()) {
             Ok(args) => Ok(args),
             Err(NotJson::Value(problem)) => Err(problem),
             Err(NotJson::TooLarge) => Err(format!(
@@ -675,7 +664,23 @@ fn dispatch_here(
 
 /// A nested call's id: `<parent_id>.<seq>`, held inline when short (most are).
 pub(crate) fn call_id(parent_id: &str, seq: u64) -> SmolStr {
-    smol_str::format_smolstr!("{parent_id}.{seq}")
+    // Written digit by digit: the formatting machinery costs more than the rest of the id.
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = seq;
+    loop {
+        at -= 1;
+        digits[at] = u8::try_from(rest % 10).map_or(b'0', |digit| b'0' + digit);
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    let mut id = smol_str::SmolStrBuilder::new();
+    id.push_str(parent_id);
+    id.push('.');
+    id.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
+    id.finish()
 }
 
 /// A nested outcome as the program gets it: the canonical value, or the error's parts.
@@ -867,5 +872,19 @@ impl CpuClock {
         use std::sync::OnceLock;
         static EPOCH: OnceLock<Instant> = OnceLock::new();
         EPOCH.get_or_init(Instant::now).elapsed()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::call_id;
+
+    #[test]
+    fn a_call_id_is_the_parent_id_a_dot_and_the_number() {
+        for seq in [0, 1, 9, 10, 1234, u64::MAX] {
+            assert_eq!(call_id("run-1", seq), format!("run-1.{seq}"));
+        }
+        let long = "p".repeat(40);
+        assert_eq!(call_id(&long, 7), format!("{long}.7"));
     }
 }
