@@ -3,8 +3,10 @@
 # `#[tool_router]`, in the four shapes tool authors write: `async fn` and `fn`, taking an
 # argument struct or a parameter list, each returning a `String`; and in the most common shape
 # as users write it (`async-result`): an `async fn` taking an argument struct declared just
-# above it, returning `Result<String, ToolError>` (rmcp: `Result<String, ErrorData>`), and the
-# same with every struct above the tools (`async-result-above`). rmcp takes arguments only as
+# above it, returning `Result<String, ToolError>` (rmcp: `Result<String, ErrorData>`), the
+# same with every struct above the tools (`async-result-above`), and the same with toolprism's
+# structs written with `#[tool_args]` in place of the derives (`async-result-args`; rmcp's as
+# in `async-result`). rmcp takes arguments only as
 # a struct (`Parameters<T>`), so a toolprism parameter list is compared with rmcp's struct:
 # the same tool written the way each framework asks. Same doc comments and bodies.
 #
@@ -20,14 +22,15 @@
 # (pinned, installed under the build directory on first use): build times on a shared machine
 # move by a fifth between runs, the generated code does not.
 #
-# `comparisons/compile-time.sh [tools] [shape ...]` (default 100, all five shapes:
-# async-struct sync-struct async-params sync-params async-result).
+# `comparisons/compile-time.sh [tools] [shape ...]` (default 100, these shapes:
+# async-struct sync-struct async-params sync-params async-result async-result-args; also
+# async-result-above).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 tools="${1:-100}"
 shift || true
 shapes=("$@")
-[ ${#shapes[@]} -gt 0 ] || shapes=(async-struct sync-struct async-params sync-params async-result)
+[ ${#shapes[@]} -gt 0 ] || shapes=(async-struct sync-struct async-params sync-params async-result async-result-args)
 work="${CARGO_TARGET_DIR:-$root/target}/compile-time"
 mkdir -p "$work"
 export CARGO_TARGET_DIR="$work/target"
@@ -35,12 +38,19 @@ export CARGO_TARGET_DIR="$work/target"
 # The crate of `kind` (toolprism or rmcp) in `shape`, under `$work/$kind-$shape`.
 generate() {
     local kind=$1 shape=$2 dir="$work/$1-$2"
-    local asyncness='' params=struct result=''
+    local asyncness='' params=struct result='' derives='#[derive(Deserialize, JsonSchema)]'
     case "$shape" in async-*) asyncness='async ' ;; esac
     case "$shape" in *-params) params=list ;; esac
     # A fallible body; the user's own struct beside each tool (`-result`) or all above them
     # (`-result-above`), to tell the two apart.
-    case "$shape" in *-result) params=beside result=yes ;; *-result-above) result=yes ;; esac
+    case "$shape" in
+        *-result) params=beside result=yes ;;
+        *-result-above) result=yes ;;
+        *-result-args)
+            params=beside result=yes
+            if [ "$kind" = toolprism ]; then derives='#[tool_args]'; fi
+            ;;
+    esac
     mkdir -p "$dir/src"
     {
         echo '[package]'
@@ -62,7 +72,7 @@ generate() {
     # An argument struct with its derives and documented fields.
     args_struct() {
         echo "/// The arguments of tool $1."
-        echo '#[derive(Deserialize, JsonSchema)]'
+        echo "$derives"
         echo "pub struct Args$1 {"
         echo '    /// A name.'
         echo '    pub name: String,'
@@ -73,7 +83,7 @@ generate() {
     {
         if [ "$kind" = toolprism ]; then
             echo 'use toolprism::prelude::*;'
-            [ "$params" = beside ] && echo 'use schemars::JsonSchema;' && echo 'use serde::Deserialize;'
+            [ "$params" = beside ] && [ "$derives" != '#[tool_args]' ] && echo 'use schemars::JsonSchema;' && echo 'use serde::Deserialize;'
         else
             echo 'use rmcp::handler::server::wrapper::Parameters;'
             echo 'use rmcp::{ServerHandler, tool, tool_handler, tool_router};'

@@ -277,7 +277,9 @@ fn run(
         let outcome = match Reading::new(&ctx) {
             Ok(reading) => {
                 let reading = Rc::new(reading);
-                let outcome = drive(&ctx, runtime, program, &shared, &reading, from_host, deadline);
+                let outcome = drive(
+                    &ctx, runtime, program, &shared, &reading, from_host, deadline,
+                );
                 // What reading holds must go before the runtime does.
                 reading.clear();
                 outcome
@@ -302,27 +304,9 @@ fn drive<'js>(
     from_host: &Receiver<Settled>,
     deadline: Instant,
 ) -> Result<Option<serde_json::Value>, Failure> {
-    install(ctx, program, shared, reading).map_err(|error| engine_failure(ctx, runtime, shared, error))?;
-    let source = format!("{OPENING}{}{CLOSING}", program.code);
-    let promise: Promise<'js> = match ctx.eval_with_options(source.as_str(), eval_options()) {
-        Ok(promise) => promise,
-        Err(error) => {
-            let failure = engine_failure(ctx, runtime, shared, error);
-            // Nothing ran: a program that does not parse as JavaScript may be TypeScript.
-            #[cfg(feature = "typescript")]
-            if failure.stop == Stop::Syntax
-                && let Some(stripped) = crate::typescript::strip(&source)
-            {
-                *shared.positions.borrow_mut() = stripped.positions;
-                ctx.eval_with_options(stripped.code, eval_options())
-                    .map_err(|error| engine_failure(ctx, runtime, shared, error))?
-            } else {
-                return Err(failure);
-            }
-            #[cfg(not(feature = "typescript"))]
-            return Err(failure);
-        }
-    };
+    install(ctx, program, shared, reading)
+        .map_err(|error| engine_failure(ctx, runtime, shared, error))?;
+    let promise = evaluate(ctx, runtime, program, shared)?;
     loop {
         while ctx.execute_pending_job() {
             if shared.stop.get().is_some() {
@@ -372,6 +356,37 @@ fn drive<'js>(
         settle(ctx, shared, settled)
             .map_err(|error| engine_failure(ctx, runtime, shared, error))?;
     }
+}
+
+/// Starts the program: its promise, or why it did not start. A program that does not parse as
+/// JavaScript is tried as TypeScript.
+fn evaluate<'js>(
+    ctx: &Ctx<'js>,
+    runtime: &Runtime,
+    program: &Program,
+    shared: &Shared,
+) -> Result<Promise<'js>, Failure> {
+    let source = format!("{OPENING}{}{CLOSING}", program.code);
+    let promise: Promise<'js> = match ctx.eval_with_options(source.as_str(), eval_options()) {
+        Ok(promise) => promise,
+        Err(error) => {
+            let failure = engine_failure(ctx, runtime, shared, error);
+            // Nothing ran: a program that does not parse as JavaScript may be TypeScript.
+            #[cfg(feature = "typescript")]
+            if failure.stop == Stop::Syntax
+                && let Some(stripped) = crate::typescript::strip(&source)
+            {
+                *shared.positions.borrow_mut() = stripped.positions;
+                ctx.eval_with_options(stripped.code, eval_options())
+                    .map_err(|error| engine_failure(ctx, runtime, shared, error))?
+            } else {
+                return Err(failure);
+            }
+            #[cfg(not(feature = "typescript"))]
+            return Err(failure);
+        }
+    };
+    Ok(promise)
 }
 
 /// How long the engine polls for a settled call before it blocks: a quick tool's answer

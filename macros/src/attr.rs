@@ -560,3 +560,22 @@ pub(crate) fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
     }
     Ok(())
 }
+
+/// The `crate = "..."` of an attribute that takes only that (`#[verbatim]`, `#[tool_args]`):
+/// the path into the runtime, `::toolprism` unless it is given.
+pub(crate) fn parse_crate_only(attr: TokenStream, errors: &mut Errors) -> Path {
+    let mut krate = None;
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("crate") {
+            let path: LitStr = meta.value()?.parse()?;
+            krate = Some(path.parse::<Path>()?);
+            Ok(())
+        } else {
+            Err(meta.error("expected `crate = \"...\"`"))
+        }
+    });
+    if let Err(error) = parser.parse2(attr) {
+        errors.push(error);
+    }
+    crate::expand::crate_path(krate.as_ref())
+}

@@ -93,7 +93,7 @@ pub(crate) fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// at the item's last brace, so that its span contains the user's tokens it repeats.
 /// `context` is a token of the user's, for its syntax context; `close` is their item's last
 /// brace.
-fn anchored(generated: TokenStream, context: Span, close: Span) -> TokenStream {
+pub(crate) fn anchored(generated: TokenStream, context: Span, close: Span) -> TokenStream {
     anchor(generated, context, close.resolved_at(context))
 }
 
@@ -545,7 +545,7 @@ fn respanned(krate: &Path, span: Span) -> TokenStream {
 
 /// The most parameters a list read by the runtime's shared code may have (the tuples
 /// `FieldTypes` is implemented for).
-const SHARED_FIELDS_MAX: usize = 12;
+pub(crate) const SHARED_FIELDS_MAX: usize = 12;
 
 /// `Deserialize` and `JsonSchema` for the struct of a parameter list, by the runtime's shared
 /// code over the tuple of the parameter types and a table of their names and descriptions:
@@ -555,7 +555,7 @@ const SHARED_FIELDS_MAX: usize = 12;
 /// longer than the tuples it takes. The calls that need every parameter's type to be
 /// `Deserialize` and `JsonSchema` are spanned on the parameter list, so a type that is not is
 /// reported there.
-fn shared_reading(
+pub(crate) fn shared_reading(
     params: &[&Param],
     parameters: Span,
     args_ident: &Ident,

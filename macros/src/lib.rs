@@ -7,6 +7,7 @@ mod errors;
 mod expand;
 mod fallback;
 mod json;
+mod tool_args;
 mod unit;
 mod valid;
 mod verbatim;
@@ -24,6 +25,13 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand::toolset(attr.into(), item.into()).into()
+}
+
+/// `Deserialize` and `JsonSchema` for a tool's argument struct. Documented in the `toolprism`
+/// crate.
+#[proc_macro_attribute]
+pub fn tool_args(attr: TokenStream, item: TokenStream) -> TokenStream {
+    tool_args::tool_args(attr.into(), item.into()).into()
 }
 
 /// Derives `Serialize` and `Deserialize` for a type whose JSON is all of it, and implements

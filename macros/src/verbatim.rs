@@ -5,13 +5,11 @@
 use proc_macro2::{TokenStream, TokenTree};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::meta::ParseNestedMeta;
-use syn::parse::Parser as _;
 use syn::spanned::Spanned;
 use syn::{Attribute, Data, DeriveInput, Fields, GenericParam, Ident, Path, Type};
 
-use crate::attr::skip_value;
+use crate::attr::{parse_crate_only, skip_value};
 use crate::errors::Errors;
-use crate::expand::crate_path;
 
 /// Where a serde attribute is written, and which of its options keep a type's JSON all of it.
 #[derive(Clone, Copy)]
@@ -66,20 +64,7 @@ fn why_refused(option: &str) -> &'static str {
 /// Expands `#[verbatim]` on a struct or an enum.
 pub(crate) fn verbatim(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let mut krate = None;
-    let parser = syn::meta::parser(|meta| {
-        if meta.path.is_ident("crate") {
-            let path: syn::LitStr = meta.value()?.parse()?;
-            krate = Some(path.parse::<Path>()?);
-            Ok(())
-        } else {
-            Err(meta.error("expected `crate = \"...\"`"))
-        }
-    });
-    if let Err(error) = parser.parse2(attr) {
-        errors.push(error);
-    }
-    let krate = crate_path(krate.as_ref());
+    let krate = parse_crate_only(attr, &mut errors);
     let input: DeriveInput = match syn::parse2(item) {
         Ok(input) => input,
         Err(error) => return error.to_compile_error(),

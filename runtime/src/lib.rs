@@ -252,6 +252,51 @@ pub use toolprism_macros::tool;
 /// `CounterHitArgs`). `#[toolset(crate = "...")]` sets the crate path for all its tools.
 pub use toolprism_macros::toolset;
 
+/// `Deserialize` and `JsonSchema` for a tool's argument struct, in place of
+/// `#[derive(Deserialize, JsonSchema)]`: the same schema (each field's doc comment its
+/// description, an `Option` field optional) and the same reading, except that a field the struct
+/// does not have is refused, not ignored, as for a parameter list.
+///
+/// What it changes is the edit loop. rustc checks a derive's output again whenever an edit above
+/// the struct moves it, so with a struct beside each tool, a one-line edit of one tool checks the
+/// derives of every struct below it again; this attribute's output is written in the struct's
+/// own spans, which an edit above does not make rustc check again (`docs/performance.md`,
+/// "Compile time", has the figures).
+///
+/// ```
+/// use toolprism::prelude::*;
+///
+/// /// The arguments of `greet`.
+/// #[tool_args]
+/// pub struct GreetArgs {
+///     /// Who to greet.
+///     pub name: String,
+///     /// How many times; once if left out.
+///     pub times: Option<u32>,
+/// }
+///
+/// /// Greets.
+/// #[tool]
+/// async fn greet(args: GreetArgs) -> Result<String, ToolError> {
+///     Ok(format!("hello {}", args.name).repeat(args.times.unwrap_or(1) as usize))
+/// }
+///
+/// let registry = Registry::builder().tool(Greet).build().unwrap();
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let call = ToolCall::new("c1", "greet", serde_json::json!({"name": "Ada"}));
+/// let outcome = registry.dispatch(call, Surface::Direct).await;
+/// assert_eq!(outcome.content(), [ContentBlock::text("hello Ada")]);
+/// let call = ToolCall::new("c2", "greet", serde_json::json!({"name": "Ada", "time": 2}));
+/// assert!(registry.dispatch(call, Surface::Direct).await.is_error());
+/// # });
+/// ```
+///
+/// It takes a struct with named fields, no generic parameters, at most 12 fields and no
+/// `#[serde]` or `#[schemars]` attributes, each field's type `Deserialize` and `JsonSchema`;
+/// for any other, derive the two traits. `#[tool_args(crate = "path")]` names a renamed
+/// `toolprism`.
+pub use toolprism_macros::tool_args;
+
 /// Derives `Serialize` and `Deserialize` for a struct or an enum whose JSON is all of it, and
 /// implements [`Verbatim`](value::Verbatim) for it: a tool returning it lets `render` and
 /// `presentation_meta` borrow the value the body returned, instead of deserializing a copy back
@@ -317,7 +362,7 @@ pub mod prelude {
     pub use crate::present::{Card, Json};
     pub use crate::{
         ContentBlock, Registry, Surface, ToolCall, ToolContext, ToolDef, ToolError, ToolOutcome,
-        tool, toolset, verbatim,
+        tool, tool_args, toolset, verbatim,
     };
     pub use schemars::JsonSchema;
     pub use serde::{Deserialize, Serialize};

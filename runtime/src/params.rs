@@ -304,7 +304,7 @@ impl Visitor<'_> for FieldIndex {
 
 /// The schema of the struct: an object of `fields`, each described by its parameter's
 /// description (a first line starting with `#` is its title), no other property allowed, the
-/// struct's own `description` on it. Put together with the functions schemars's derive calls,
+/// struct's own `description` on it (its title too, when it starts with one). Put together with the functions schemars's derive calls,
 /// so the two cannot drift apart.
 pub fn params_schema<T: FieldSchemas>(
     generator: &mut SchemaGenerator,
@@ -327,6 +327,9 @@ pub fn params_schema<T: FieldSchemas>(
         );
         _private::insert_object_property(&mut schema, field(fields, index), optional, field_schema);
     }
+    // The struct's doc as the derive reads it: a leading `# heading` is the title.
+    let (title, description) = _private::get_title_and_description(description);
+    _private::insert_metadata_property_if_nonempty(&mut schema, "title", title);
     _private::insert_metadata_property_if_nonempty(&mut schema, "description", description);
     schema
 }

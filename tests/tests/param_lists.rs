@@ -1,6 +1,7 @@
-//! The struct of a parameter list is read and described by the runtime's shared code, not by
-//! a derive: it must read every input, and describe itself, exactly as the derive it stands
-//! for (`#[derive(Deserialize, JsonSchema)]` with `#[serde(deny_unknown_fields)]`).
+//! The struct of a parameter list, and a struct written with `#[tool_args]`, are read and
+//! described by the runtime's shared code, not by a derive: each must read every input, and
+//! describe itself, exactly as the derive it stands for (`#[derive(Deserialize, JsonSchema)]`
+//! with `#[serde(deny_unknown_fields)]`), doc comments and all.
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -226,6 +227,152 @@ fn crate_in_another_crates_macro_names_that_crate() {
     assert_eq!(args.text, "x");
 }
 
+/// # Search
+///
+/// What to look for, and where.
+#[tool_args]
+#[derive(Debug, PartialEq)]
+pub struct SearchArgs {
+    /// # The query
+    ///
+    /// Words to look for.
+    pub query: String,
+    /// How many results; ten if left out.
+    pub limit: Option<u32>,
+    pub r#type: Vec<bool>,
+    /// Where.
+    pub place: Option<Place>,
+}
+
+mod derived_search {
+    use super::Place;
+    use toolprism::prelude::*;
+
+    /// # Search
+    ///
+    /// What to look for, and where.
+    #[derive(Debug, PartialEq, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    pub(crate) struct SearchArgs {
+        /// # The query
+        ///
+        /// Words to look for.
+        pub(crate) query: String,
+        /// How many results; ten if left out.
+        pub(crate) limit: Option<u32>,
+        pub(crate) r#type: Vec<bool>,
+        /// Where.
+        pub(crate) place: Option<Place>,
+    }
+}
+
+/// Searches.
+#[tool]
+fn search(args: SearchArgs) -> String {
+    format!("{} ×{}", args.query, args.limit.unwrap_or(10))
+}
+
+type SearchFields = (String, Option<u32>, Vec<bool>, Option<Place>);
+
+/// Both structs read from `text`, from JSON text and from a `Value`: the fields, or the error's
+/// message.
+fn read_both_tool_args(
+    text: &str,
+) -> [(Result<SearchFields, String>, Result<SearchFields, String>); 2] {
+    let mine = |args: SearchArgs| (args.query, args.limit, args.r#type, args.place);
+    let derived =
+        |args: derived_search::SearchArgs| (args.query, args.limit, args.r#type, args.place);
+    let value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    [
+        (
+            serde_json::from_str::<SearchArgs>(text)
+                .map(mine)
+                .map_err(|error| error.to_string()),
+            serde_json::from_str::<derived_search::SearchArgs>(text)
+                .map(derived)
+                .map_err(|error| error.to_string()),
+        ),
+        (
+            serde_json::from_value::<SearchArgs>(value.clone())
+                .map(mine)
+                .map_err(|error| error.to_string()),
+            serde_json::from_value::<derived_search::SearchArgs>(value)
+                .map(derived)
+                .map_err(|error| error.to_string()),
+        ),
+    ]
+}
+
+#[test]
+fn a_tool_args_schema_is_the_derives() {
+    let mine = serde_json::to_value(schemars::schema_for!(SearchArgs)).unwrap();
+    let derived = serde_json::to_value(schemars::schema_for!(derived_search::SearchArgs)).unwrap();
+    assert_eq!(mine, derived);
+    assert_eq!(mine["title"], "Search");
+    assert_eq!(mine["description"], "What to look for, and where.");
+    assert_eq!(mine["properties"]["query"]["title"], "The query");
+    assert_eq!(
+        mine["properties"]["query"]["description"],
+        "Words to look for."
+    );
+    assert_eq!(mine["required"], json!(["query", "type"]));
+    assert_eq!(mine["additionalProperties"], json!(false));
+}
+
+#[test]
+fn chosen_inputs_read_as_the_derive_reads_them_with_tool_args() {
+    for text in [
+        r#"{"query": "a", "type": [true]}"#,
+        r#"{"query": "a", "type": [], "limit": 3, "place": {"x": -2}}"#,
+        r#"{"query": "a", "type": [], "limit": null}"#,
+        r#"{"query": "a"}"#,
+        r#"{"type": []}"#,
+        r#"{"query": "a", "query": "b", "type": []}"#,
+        r#"{"query": "a", "type": [], "other": 0}"#,
+        r#"{"query": "a", "type": [], "limit": -1}"#,
+        r#"{"query": "a", "type": [], "place": {"y": 0}}"#,
+        r#"["a", null, [false]]"#,
+        r#"["a", 2, [false], {"x": 3}, 5]"#,
+        "[]",
+        "7",
+        "null",
+        "{}",
+    ] {
+        for (mine, derived) in read_both_tool_args(text) {
+            assert_eq!(mine, derived, "{text}");
+        }
+    }
+}
+
+#[test]
+fn a_tool_takes_a_tool_args_struct_and_refuses_what_it_does_not_have() {
+    let registry = Registry::builder().tool(Search).build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    let call = ToolCall::new("c1", "search", json!({"query": "rust", "type": []}));
+    let outcome = runtime.block_on(registry.dispatch(call, Surface::Direct));
+    assert_eq!(outcome.value().unwrap(), &json!("rust ×10"));
+    let call = ToolCall::new(
+        "c2",
+        "search",
+        json!({"query": "rust", "type": [], "limits": 3}),
+    );
+    let outcome = runtime.block_on(registry.dispatch(call, Surface::Direct));
+    let error = outcome.error().unwrap();
+    assert!(error.message.contains("limits"), "{}", error.message);
+    let schema = registry
+        .snapshot()
+        .definition("search")
+        .unwrap()
+        .input_schema()
+        .clone();
+    assert_eq!(
+        schema["properties"]["limit"]["description"],
+        "How many results; ten if left out."
+    );
+}
+
 /// A JSON value of one of the kinds the fields take or refuse.
 fn value() -> impl Strategy<Value = String> {
     prop_oneof![
@@ -239,24 +386,18 @@ fn value() -> impl Strategy<Value = String> {
     ]
 }
 
-/// An object whose keys may repeat, be unknown or be missing; an array; or a scalar.
-fn input() -> impl Strategy<Value = String> {
-    let key = prop_oneof![
-        Just("count"),
-        Just("name"),
-        Just("type"),
-        Just("place"),
-        Just("other"),
-        Just("r#type"),
-    ];
+/// An object of `keys` (which may repeat, be unknown or be missing); an array; or a scalar.
+fn input(keys: &'static [&'static str]) -> impl Strategy<Value = String> {
     prop_oneof![
-        proptest::collection::vec((key, value()), 0..6).prop_map(|entries| {
-            let entries: Vec<String> = entries
-                .into_iter()
-                .map(|(key, value)| format!("{key:?}: {value}"))
-                .collect();
-            format!("{{{}}}", entries.join(", "))
-        }),
+        proptest::collection::vec((proptest::sample::select(keys), value()), 0..6).prop_map(
+            |entries| {
+                let entries: Vec<String> = entries
+                    .into_iter()
+                    .map(|(key, value)| format!("{key:?}: {value}"))
+                    .collect();
+                format!("{{{}}}", entries.join(", "))
+            }
+        ),
         proptest::collection::vec(value(), 0..6)
             .prop_map(|items| format!("[{}]", items.join(", "))),
         value(),
@@ -265,9 +406,20 @@ fn input() -> impl Strategy<Value = String> {
 
 proptest! {
     #[test]
-    fn any_input_reads_as_the_derive_reads_it(text in input()) {
+    fn any_input_reads_as_the_derive_reads_it(
+        text in input(&["count", "name", "type", "place", "other", "r#type"])
+    ) {
         for (shared, derived) in read_both(&text) {
             prop_assert_eq!(shared, derived, "{}", text);
+        }
+    }
+
+    #[test]
+    fn any_input_reads_as_the_derive_reads_it_with_tool_args(
+        text in input(&["query", "limit", "type", "place", "other"])
+    ) {
+        for (mine, derived) in read_both_tool_args(&text) {
+            prop_assert_eq!(mine, derived, "{}", text);
         }
     }
 }
