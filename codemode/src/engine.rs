@@ -273,25 +273,36 @@ fn run(
         limits,
     };
     let shared = Rc::new(shared);
-    let outcome = context.with(|ctx| {
-        let outcome = match Reading::new(&ctx) {
-            Ok(reading) => {
-                let reading = Rc::new(reading);
-                let outcome = drive(
-                    &ctx, runtime, program, &shared, &reading, from_host, deadline,
-                );
-                // What reading holds must go before the runtime does.
-                reading.clear();
-                outcome
-            }
-            Err(error) => Err(engine_failure(&ctx, runtime, &shared, error)),
-        };
-        // Persistent handles must go before the runtime does.
-        shared.pending.borrow_mut().clear();
-        outcome
+    let outcome = context.with(|ctx| match Reading::new(&ctx) {
+        Ok(reading) => {
+            let reading = Rc::new(reading);
+            let _release = Release {
+                shared: &shared,
+                reading: &reading,
+            };
+            drive(
+                &ctx, runtime, program, &shared, &reading, from_host, deadline,
+            )
+        }
+        Err(error) => Err(engine_failure(&ctx, runtime, &shared, error)),
     });
     let logs = shared.logs.take();
     RunEnd { logs, outcome }
+}
+
+/// Lets go of the runtime's values the run holds outside the runtime (the resolvers of pending
+/// calls, what reading keeps) when the run ends, a panic included: they must go before the
+/// runtime does, and the program's functions, which share them, live until it goes.
+struct Release<'a, 'js> {
+    shared: &'a Shared,
+    reading: &'a Reading<'js>,
+}
+
+impl Drop for Release<'_, '_> {
+    fn drop(&mut self) {
+        self.shared.pending.borrow_mut().clear();
+        self.reading.clear();
+    }
 }
 
 /// Installs the globals, starts the program and runs its event loop to the end.

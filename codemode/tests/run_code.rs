@@ -251,6 +251,30 @@ async fn promise_all_over_more_calls_than_the_width_completes_them_all() {
 }
 
 #[tokio::test]
+async fn arguments_of_every_size_and_key_read_whole_call_after_call() {
+    // Objects of 0 to 40 keys (past the key lists a run holds), read three times each, and 600
+    // distinct key names (past the names it keeps), one of them past the length it keeps: each
+    // call gets every key and value as sent.
+    let fixture = fixture_with(Limits::default(), |builder| builder.tool(Echo));
+    let program = "const long = 'k'.repeat(100);\n\
+         const back = [];\n\
+         for (let round = 0; round < 3; round++) {\n\
+           for (let n = 0; n <= 40; n++) {\n\
+             const sent = {};\n\
+             for (let i = 0; i < n; i++) sent[`key${round * 200 + n * 4 + i}`] = i;\n\
+             if (n === 7) sent[long] = round;\n\
+             const got = (await tools.echo({ value: sent })).value;\n\
+             const same = Object.keys(got).length === Object.keys(sent).length\n\
+               && Object.keys(sent).every((key) => got[key] === sent[key]);\n\
+             back.push(same ? 'same' : JSON.stringify([sent, got]));\n\
+           }\n\
+         }\n\
+         return back.filter((each) => each !== 'same');";
+    let outcome = run(&fixture.registry, program).await;
+    assert_eq!(value(&outcome)["result"], json!([]), "{outcome:?}");
+}
+
+#[tokio::test]
 async fn results_are_lossless_or_refused_naming_the_path() {
     let fixture = fixture(Limits::default());
     for (program, path_and_kind) in [
