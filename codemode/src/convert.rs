@@ -166,12 +166,21 @@ impl<'js> Reading<'js> {
         self.object_prototype.borrow_mut().take();
     }
 
-    /// A key's name, kept when short.
-    fn name_of(&self, atom: &Atom<'js>) -> rquickjs::Result<String> {
+    /// A key's name, kept when short. Read as a string, whole: the atom's own text would stop
+    /// at a NUL and take a lone surrogate for UTF-8.
+    fn name_of(&self, atom: &Atom<'js>) -> Result<String, Stopped> {
         if let Some(name) = self.names.borrow().get(atom) {
             return Ok(name.clone());
         }
-        let name = atom.to_string()?;
+        let name = atom
+            .to_js_string()?
+            .to_string()
+            .map_err(|error| match error {
+                rquickjs::Error::Utf8(_) => Stopped::refused(
+                    "an object with a key that is not valid Unicode (a lone surrogate)",
+                ),
+                other => Stopped::Engine(other),
+            })?;
         let mut names = self.names.borrow_mut();
         if name.len() <= MAX_KEPT_NAME_BYTES && names.len() < MAX_KEPT_NAMES {
             names.insert(atom.clone(), name.clone());

@@ -291,6 +291,10 @@ async fn results_are_lossless_or_refused_naming_the_path() {
             "return { \"odd key\": Infinity };",
             "`result[\"odd key\"]` is Infinity",
         ),
+        (
+            "return { inner: { ['\\uD800']: 1 } };",
+            "`result.inner` is an object with a key that is not valid Unicode",
+        ),
     ] {
         let message = assert_stop(&run(&fixture.registry, program).await, Stop::NotJson);
         assert!(message.contains(path_and_kind), "{program}: {message}");
@@ -304,6 +308,16 @@ async fn results_are_lossless_or_refused_naming_the_path() {
     assert_eq!(
         value(&outcome)["result"],
         json!({"n": null, "x": 0.1, "big": 9_007_199_254_740_991_i64, "s": "é"})
+    );
+    // A key with a NUL in it is the whole key, not its text up to the NUL.
+    let outcome = run(
+        &fixture.registry,
+        "return { ['a\\u0000b']: 1, ['a\\u0000c']: 2 };",
+    )
+    .await;
+    assert_eq!(
+        value(&outcome)["result"],
+        json!({"a\u{0}b": 1, "a\u{0}c": 2})
     );
     assert_eq!(
         value(&run(&fixture.registry, "return null;").await),

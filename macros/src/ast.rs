@@ -167,7 +167,7 @@ impl Param {
 }
 
 impl Doc {
-    pub(crate) fn from_attrs(attrs: &[Attribute]) -> Self {
+    fn from_attrs(attrs: &[Attribute]) -> Self {
         let mut lines = Vec::new();
         let mut non_literal = None;
         for attr in attrs.iter().filter(|a| a.path().is_ident("doc")) {

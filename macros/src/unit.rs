@@ -103,6 +103,7 @@ fn inner_visibility(vis: &Visibility) -> TokenStream {
 pub(crate) fn allowed() -> TokenStream {
     quote! {
         #[allow(
+            deprecated,
             missing_debug_implementations,
             missing_copy_implementations,
             unused_imports,

@@ -253,9 +253,9 @@ pub use toolprism_macros::tool;
 pub use toolprism_macros::toolset;
 
 /// `Deserialize` and `JsonSchema` for a tool's argument struct, in place of
-/// `#[derive(Deserialize, JsonSchema)]`: the same schema (each field's doc comment its
-/// description, an `Option` field optional) and the same reading, except that a field the struct
-/// does not have is refused, not ignored, as for a parameter list.
+/// `#[derive(Deserialize, JsonSchema)]`: the schema and the reading of the derive with
+/// `#[serde(deny_unknown_fields)]` (each field's doc comment its description, an `Option` field
+/// optional, a field the struct does not have refused, not ignored), as for a parameter list.
 ///
 /// What it changes is the edit loop. rustc checks a derive's output again whenever an edit above
 /// the struct moves it, so with a struct beside each tool, a one-line edit of one tool checks the
@@ -291,9 +291,10 @@ pub use toolprism_macros::toolset;
 /// # });
 /// ```
 ///
-/// It takes a struct with named fields, no generic parameters, at most 12 fields and no
-/// `#[serde]` or `#[schemars]` attributes, each field's type `Deserialize` and `JsonSchema`;
-/// for any other, derive the two traits. `#[tool_args(crate = "path")]` names a renamed
+/// It takes a struct with named fields, no generic parameters, at most 12 fields, no
+/// `#[serde]`, `#[schemars]` or `#[cfg_attr]` attributes, no field behind `#[cfg]` and its docs
+/// written out, each field's type `Deserialize` and `JsonSchema`; for any other, derive the two
+/// traits (each refusal says why). `#[tool_args(crate = "path")]` names a renamed
 /// `toolprism`.
 pub use toolprism_macros::tool_args;
 

@@ -240,7 +240,8 @@ pub struct SearchArgs {
     /// How many results; ten if left out.
     pub limit: Option<u32>,
     pub r#type: Vec<bool>,
-    /// Where.
+    #[doc = " Where,\n  as a block.  "]
+    #[doc(hidden)]
     pub place: Option<Place>,
 }
 
@@ -261,7 +262,8 @@ mod derived_search {
         /// How many results; ten if left out.
         pub(crate) limit: Option<u32>,
         pub(crate) r#type: Vec<bool>,
-        /// Where.
+        #[doc = " Where,\n  as a block.  "]
+        #[doc(hidden)]
         pub(crate) place: Option<Place>,
     }
 }

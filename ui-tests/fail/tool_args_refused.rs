@@ -29,4 +29,16 @@ pub enum NotAStruct {
     One,
 }
 
+#[tool_args]
+#[derive(Deserialize)]
+pub struct Derived {
+    #[cfg(any())]
+    pub gone: String,
+    #[cfg_attr(all(), doc = "Behind cfg_attr.")]
+    pub shown: String,
+}
+
+// The enum is still there, with its errors only: using it reports nothing more.
+pub fn uses(_: NotAStruct) {}
+
 fn main() {}
