@@ -2,10 +2,9 @@
 //! `null` or drop (`NaN`, `undefined`, functions, `BigInt`, cycles, a `Map`) is an error naming
 //! where it is, and an integer JavaScript cannot hold exactly never reaches a program.
 
-use std::fmt::Write as _;
-
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 use rquickjs::object::ObjectKeysIter;
 use rquickjs::{Atom, Ctx, Object, Type, Value};

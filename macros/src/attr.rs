@@ -562,8 +562,8 @@ pub(crate) fn skip_value(meta: &ParseNestedMeta<'_>) -> syn::Result<()> {
 }
 
 /// The `crate = "..."` of an attribute that takes only that (`#[verbatim]`, `#[tool_args]`):
-/// the path into the runtime, `::toolprism` unless it is given.
-pub(crate) fn parse_crate_only(attr: TokenStream, errors: &mut Errors) -> Path {
+/// the path into the runtime, when it is given.
+pub(crate) fn parse_crate_only(attr: TokenStream, errors: &mut Errors) -> Option<Path> {
     let mut krate = None;
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("crate") {
@@ -577,5 +577,5 @@ pub(crate) fn parse_crate_only(attr: TokenStream, errors: &mut Errors) -> Path {
     if let Err(error) = parser.parse2(attr) {
         errors.push(error);
     }
-    crate::expand::crate_path(krate.as_ref())
+    krate
 }

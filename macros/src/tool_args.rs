@@ -11,7 +11,7 @@ use syn::{Attribute, Expr, ExprLit, Fields, ItemStruct, Lit, LitStr, Meta, Pat, 
 use crate::ast::Param;
 use crate::attr::{ArgAttr, parse_crate_only};
 use crate::errors::Errors;
-use crate::expand::{SHARED_FIELDS_MAX, anchored, shared_reading};
+use crate::expand::{SHARED_FIELDS_MAX, anchored, crate_path, shared_reading};
 
 /// Why a struct is refused, before the reason.
 const PLAIN: &str = "`#[tool_args]` reads a plain struct: for this one, derive `Deserialize` and \
@@ -20,7 +20,7 @@ const PLAIN: &str = "`#[tool_args]` reads a plain struct: for this one, derive `
 /// Expands `#[tool_args]` on a struct.
 pub(crate) fn tool_args(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let krate = parse_crate_only(attr, &mut errors);
+    let krate = crate_path(parse_crate_only(attr, &mut errors).as_ref());
     let parsed: ItemStruct = match syn::parse2(item.clone()) {
         Ok(parsed) => parsed,
         Err(error) => {

@@ -98,8 +98,9 @@ fn inner_visibility(vis: &Visibility) -> TokenStream {
 /// On every generated item: the lints a user turns on are for the code they wrote. The
 /// expansion has their code's syntax context (see `expand::anchored`), so the lints that skip a
 /// macro's output would not know to skip it. (A parameter's type need not be `Debug` or
-/// `Copy`.) An `allow` under a `forbid` of the same lint is an error: none here is one a crate
-/// is likely to forbid, and `missing_docs`, which is, is met instead (every field has a doc).
+/// `Copy`, and a deprecated type or field is the user's to use.) An `allow` under a `forbid` of
+/// the same lint is an error: none here is one a crate is likely to forbid, and `missing_docs`,
+/// which is, is met instead (every field has a doc).
 pub(crate) fn allowed() -> TokenStream {
     quote! {
         #[allow(

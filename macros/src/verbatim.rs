@@ -10,6 +10,7 @@ use syn::{Attribute, Data, DeriveInput, Fields, GenericParam, Ident, Path, Type}
 
 use crate::attr::{parse_crate_only, skip_value};
 use crate::errors::Errors;
+use crate::expand::crate_path;
 
 /// Where a serde attribute is written, and which of its options keep a type's JSON all of it.
 #[derive(Clone, Copy)]
@@ -64,7 +65,7 @@ fn why_refused(option: &str) -> &'static str {
 /// Expands `#[verbatim]` on a struct or an enum.
 pub(crate) fn verbatim(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let krate = parse_crate_only(attr, &mut errors);
+    let krate = crate_path(parse_crate_only(attr, &mut errors).as_ref());
     let input: DeriveInput = match syn::parse2(item) {
         Ok(input) => input,
         Err(error) => return error.to_compile_error(),

@@ -304,8 +304,8 @@ impl Visitor<'_> for FieldIndex {
 
 /// The schema of the struct: an object of `fields`, each described by its parameter's
 /// description (a first line starting with `#` is its title), no other property allowed, the
-/// struct's own `description` on it (its title too, when it starts with one). Put together with the functions schemars's derive calls,
-/// so the two cannot drift apart.
+/// struct's own `description` on it (and its title, when it starts with one). Put together with
+/// the functions schemars's derive calls, so the two cannot drift apart.
 pub fn params_schema<T: FieldSchemas>(
     generator: &mut SchemaGenerator,
     description: &'static str,
