@@ -117,7 +117,9 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///
 /// - **One args type**: a single parameter (besides the context) whose type implements
 ///   `Deserialize` and `JsonSchema` and describes a JSON object. Its schema is the input
-///   schema.
+///   schema. A plain struct written with [`#[tool_args]`](macro@tool_args) in place of the two
+///   derives reads and describes itself as the derive with `deny_unknown_fields` would, and an
+///   edit of a tool above it does not make rustc check its impls again.
 /// - **A parameter list**: two or more parameters, or any parameter marked `#[arg]`. The macro
 ///   generates `{Name}Args` (e.g. `AddArgs`), one field per parameter, with
 ///   `#[serde(deny_unknown_fields)]`. `#[arg(description = "...")]` describes a parameter;
