@@ -570,68 +570,8 @@ fn call_tool<'js>(
         ));
     }
     let (promise, resolve, reject) = ctx.promise()?;
-    let args = match args.filter(|args| !args.is_undefined()) {
-        None => Ok(serde_json::Value::Object(serde_json::Map::new())),
-        Some(args) => match reading.to_json(&args, "args", shared.limits.max_result_bytes()) {
-            Ok(args) => Ok(args),
-            Err(NotJson::Value(problem)) => Err(problem),
-            Err(NotJson::TooLarge) => Err(format!(
-                "the arguments are larger than {} bytes as JSON",
-                shared.limits.max_result_bytes()
-            )),
-            Err(NotJson::Engine(error)) => return Err(error),
-        },
-    };
-    match args {
-        Ok(args) => {
-            let seq = calls as u64;
-            // Alone in flight (so within the concurrency limit), a call is dispatched here.
-            let inline = shared
-                .inline
-                .as_ref()
-                .filter(|_| shared.pending.borrow().is_empty());
-            let message = match inline {
-                Some(inline) => {
-                    // Kept for the host, should the call wait: later calls are ordered by it.
-                    let effect = inline.dispatcher.effect_of(tool, &args);
-                    let before = Instant::now();
-                    shared.check_still_wanted(ctx, before)?;
-                    let (dispatched, after) =
-                        dispatch_here(shared, inline, seq, tool, args, before);
-                    match dispatched {
-                        Ok(reply) => {
-                            // A call that ran past the deadline ends the run, not succeeds.
-                            shared.check_still_wanted(ctx, after)?;
-                            answer(ctx, shared, reply, &resolve, &reject)?;
-                            return Ok(promise.into_value());
-                        }
-                        Err(dispatch) => ToHost::Finish {
-                            seq,
-                            dispatch,
-                            effect,
-                        },
-                    }
-                }
-                None => ToHost::Call {
-                    seq,
-                    name: tool.to_owned(),
-                    args,
-                },
-            };
-            shared.pending.borrow_mut().insert(
-                seq,
-                (
-                    Persistent::save(ctx, resolve),
-                    Persistent::save(ctx, reject),
-                ),
-            );
-            if let Err(unsent) = shared.to_host.send(message) {
-                // A dispatch handed over is dropped where it ran: inside the host's runtime.
-                let _inside = inline.map(|inline| inline.runtime.enter());
-                drop(unsent);
-                shared.end(Stop::Engine);
-            }
-        }
+    match arguments(shared, reading, args)? {
+        Ok(args) => start(ctx, shared, tool, calls as u64, args, resolve, reject)?,
         Err(problem) => {
             let error = CallError {
                 name: "ToolInputError".to_owned(),
@@ -642,6 +582,85 @@ fn call_tool<'js>(
         }
     }
     Ok(promise.into_value())
+}
+
+/// Starts call `seq` with its arguments read: alone in flight (so within the concurrency
+/// limit) it is dispatched here, and settled at once if it completes at once; otherwise it goes
+/// to the host, its promise's `resolve` and `reject` kept until it settles.
+fn start<'js>(
+    ctx: &Ctx<'js>,
+    shared: &Shared,
+    tool: &str,
+    seq: u64,
+    args: serde_json::Value,
+    resolve: Function<'js>,
+    reject: Function<'js>,
+) -> rquickjs::Result<()> {
+    let inline = shared
+        .inline
+        .as_ref()
+        .filter(|_| shared.pending.borrow().is_empty());
+    let message = match inline {
+        Some(inline) => {
+            // Kept for the host, should the call wait: later calls are ordered by it.
+            let effect = inline.dispatcher.effect_of(tool, &args);
+            let before = Instant::now();
+            shared.check_still_wanted(ctx, before)?;
+            let (dispatched, after) = dispatch_here(shared, inline, seq, tool, args, before);
+            match dispatched {
+                Ok(reply) => {
+                    // A call that ran past the deadline ends the run, not succeeds.
+                    shared.check_still_wanted(ctx, after)?;
+                    answer(ctx, shared, reply, &resolve, &reject)?;
+                    return Ok(());
+                }
+                Err(dispatch) => ToHost::Finish {
+                    seq,
+                    dispatch,
+                    effect,
+                },
+            }
+        }
+        None => ToHost::Call {
+            seq,
+            name: tool.to_owned(),
+            args,
+        },
+    };
+    shared.pending.borrow_mut().insert(
+        seq,
+        (
+            Persistent::save(ctx, resolve),
+            Persistent::save(ctx, reject),
+        ),
+    );
+    if let Err(unsent) = shared.to_host.send(message) {
+        // A dispatch handed over is dropped where it ran: inside the host's runtime.
+        let _inside = inline.map(|inline| inline.runtime.enter());
+        drop(unsent);
+        shared.end(Stop::Engine);
+    }
+    Ok(())
+}
+
+/// A call's arguments as JSON (an empty object when none are given), or why they are not JSON.
+fn arguments<'js>(
+    shared: &Shared,
+    reading: &Reading<'js>,
+    args: Option<Value<'js>>,
+) -> rquickjs::Result<Result<serde_json::Value, String>> {
+    let Some(args) = args.filter(|args| !args.is_undefined()) else {
+        return Ok(Ok(serde_json::Value::Object(serde_json::Map::new())));
+    };
+    let max_bytes = shared.limits.max_result_bytes();
+    match reading.to_json(&args, "args", max_bytes) {
+        Ok(args) => Ok(Ok(args)),
+        Err(NotJson::Value(problem)) => Ok(Err(problem)),
+        Err(NotJson::TooLarge) => Ok(Err(format!(
+            "the arguments are larger than {max_bytes} bytes as JSON"
+        ))),
+        Err(NotJson::Engine(error)) => Err(error),
+    }
 }
 
 /// What [`dispatch_here`] gives: the reply if the call completed at once, else the dispatch as

@@ -21,7 +21,7 @@ const PLAIN: &str = "`#[tool_args]` reads a plain struct: for this one, derive `
 pub(crate) fn tool_args(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let krate = crate_path(parse_crate_only(attr, &mut errors).as_ref());
-    let parsed: ItemStruct = match syn::parse2(item.clone()) {
+    let item: ItemStruct = match syn::parse2(item.clone()) {
         Ok(parsed) => parsed,
         Err(error) => {
             // The item as it was, so that its uses report nothing more.
@@ -33,7 +33,6 @@ pub(crate) fn tool_args(attr: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#item #error);
         }
     };
-    let item = parsed;
     let struct_doc = doc_of(&item.attrs, &mut errors);
     let params = params(&item, &mut errors);
     if !errors.is_empty() {
