@@ -5,6 +5,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use rquickjs::object::ObjectKeysIter;
 use rquickjs::{Atom, Ctx, Object, Type, Value};
@@ -106,11 +107,42 @@ fn path<'a>(root: &str, steps: impl Iterator<Item = &'a Step>) -> String {
 ///   of its blocks' headers, and freed it (a sixteenth of a nested call's instructions). A
 ///   list of each length held for the run keeps those arenas.
 ///
+/// - The list of objects being read (for cycles), empty between reads, so that reading an
+///   object does not allocate one.
+///
 /// [`Reading::clear`] lets go of all of it, which must happen before the runtime goes.
 pub(crate) struct Reading<'js> {
     object_prototype: RefCell<Option<Object<'js>>>,
-    names: RefCell<HashMap<Atom<'js>, String>>,
+    names: RefCell<HashMap<Atom<'js>, String, BuildHasherDefault<AtomHasher>>>,
     key_lists: RefCell<Vec<Option<ObjectKeysIter<'js, Atom<'js>>>>>,
+    ancestors: RefCell<Vec<Value<'js>>>,
+}
+
+/// Hashes an atom, a number the engine hands out, by one multiplication. A map of at most
+/// [`MAX_KEPT_NAMES`] entries needs no defence against chosen keys, and `SipHash` cost more
+/// than the rest of finding a key's name.
+#[derive(Default)]
+pub(crate) struct AtomHasher(u64);
+
+impl Hasher for AtomHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.write_u64(u64::from(*byte));
+        }
+    }
+
+    fn write_u32(&mut self, atom: u32) {
+        self.write_u64(u64::from(atom));
+    }
+
+    fn write_u64(&mut self, number: u64) {
+        // Fibonacci hashing: the table reads the top bits too, which this spreads the atom over.
+        self.0 = (self.0.rotate_left(5) ^ number).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 /// Key lists of up to this many keys are held (one per length).
@@ -132,6 +164,7 @@ impl<'js> Reading<'js> {
             object_prototype: RefCell::new(Some(object_prototype)),
             names: RefCell::default(),
             key_lists: RefCell::default(),
+            ancestors: RefCell::default(),
         })
     }
 
@@ -147,21 +180,26 @@ impl<'js> Reading<'js> {
             .borrow()
             .clone()
             .ok_or_else(|| NotJson::Value(format!("`{root}` was read after the run ended")))?;
+        // Taken, not borrowed: a getter the reading runs may read a value of its own.
+        let ancestors = std::mem::take(&mut *self.ancestors.borrow_mut());
         let mut reader = Reader {
             reading: self,
             object_prototype,
-            ancestors: Vec::new(),
+            ancestors,
             budget: max_bytes,
         };
-        reader
-            .read(value)
-            .map_err(|stopped| stopped.into_not_json(root))
+        let read = reader.read(value);
+        let mut ancestors = reader.ancestors;
+        ancestors.clear();
+        *self.ancestors.borrow_mut() = ancestors;
+        read.map_err(|stopped| stopped.into_not_json(root))
     }
 
     /// Lets go of every value held.
     pub(crate) fn clear(&self) {
         self.key_lists.borrow_mut().clear();
         self.names.borrow_mut().clear();
+        self.ancestors.borrow_mut().clear();
         self.object_prototype.borrow_mut().take();
     }
 

@@ -275,6 +275,31 @@ async fn arguments_of_every_size_and_key_read_whole_call_after_call() {
 }
 
 #[tokio::test]
+async fn reading_arguments_forgets_each_call_s_objects() {
+    // A refused cycle, then the same object without it, then one object twice in one value
+    // (shared, not a cycle), then a getter that calls a tool while its own call's arguments are being read: each call is
+    // read on its own, as if it were the run's first.
+    let fixture = fixture_with(Limits::default(), |builder| builder.tool(Echo));
+    let program = "const o = {}; o.self = o;\n\
+         let refused = '';\n\
+         try { await tools.echo({ value: o }); } catch (e) { refused = e.message; }\n\
+         delete o.self;\n\
+         const again = (await tools.echo({ value: o })).value;\n\
+         const shared = { x: 1 };\n\
+         const twice = (await tools.echo({ value: { a: shared, b: [shared] } })).value;\n\
+         let inner;\n\
+         const args = { get value() { inner = tools.echo({ value: { c: shared } }); return [shared]; } };\n\
+         const outer = (await tools.echo(args)).value;\n\
+         return [refused.includes('`args.value.self` is a cycle'), again, twice, outer, (await inner).value];";
+    let outcome = run(&fixture.registry, program).await;
+    assert_eq!(
+        value(&outcome)["result"],
+        json!([true, {}, {"a": {"x": 1}, "b": [{"x": 1}]}, [{"x": 1}], {"c": {"x": 1}}]),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
 async fn results_are_lossless_or_refused_naming_the_path() {
     let fixture = fixture(Limits::default());
     for (program, path_and_kind) in [

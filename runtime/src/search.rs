@@ -8,7 +8,7 @@
 //! stays dispatchable all along.
 
 use std::any::Any;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
@@ -26,6 +26,18 @@ use crate::tool::{AdvertisedTool, Callers, ToolDef, ToolTable};
 const K1: f64 = 1.5;
 /// BM25's length normalization.
 const B: f64 = 0.75;
+/// A word of a query no tool has is read as the index's words that share the longest start
+/// with it, if that start is at least this many letters…
+pub const MIN_SHARED_PREFIX: usize = 4;
+/// …and at least this share of the shorter word's letters (`labeled` → `label`,
+/// `informaton` → `information`, not `atlanta` → `atlassian`).
+pub const MIN_SHARED_SHARE: f64 = 0.75;
+/// The most words a word of a query no tool has is read as (the first in sorted order).
+pub const MAX_VARIANTS: usize = 3;
+/// What a word read for a word of the query no tool has weighs, against a word of the query.
+pub const VARIANT_WEIGHT: f64 = 0.5;
+/// How far along the index's sorted words a query word's variants are looked for, each way.
+const MAX_VARIANT_SCAN: usize = 32;
 /// The longest regular expression a search takes, as Anthropic's regex tool search does.
 pub const MAX_PATTERN_CHARS: usize = 200;
 /// The most distinct words of a query a BM25 search reads.
@@ -68,6 +80,11 @@ pub fn words(text: &str) -> Vec<String> {
 /// A count as a float (counts here stay far below what a `u32` holds).
 fn as_f64(count: usize) -> f64 {
     f64::from(u32::try_from(count).unwrap_or(u32::MAX))
+}
+
+/// How many letters two words share at their start.
+fn shared_prefix(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
 
 /// A word without its plural ending (`repositories` → `repository`, `issues` → `issue`).
@@ -118,6 +135,8 @@ pub struct ToolIndex {
     /// Each tool's number of words.
     lengths: Vec<u32>,
     average_length: f64,
+    /// The words of `postings`, sorted: a word's closest ones by prefix are its neighbours.
+    vocabulary: Vec<String>,
 }
 
 impl ToolIndex {
@@ -141,6 +160,8 @@ impl ToolIndex {
         }
         let total: f64 = index.lengths.iter().map(|length| f64::from(*length)).sum();
         index.average_length = total / as_f64(index.tools.len().max(1));
+        index.vocabulary = index.postings.keys().cloned().collect();
+        index.vocabulary.sort_unstable();
         index
     }
 
@@ -155,8 +176,9 @@ impl ToolIndex {
     }
 
     /// The `limit` tools that best match `query` by BM25, best first; those that share no word
-    /// with it are not returned. Words past the query's first [`MAX_QUERY_WORDS`] distinct
-    /// ones are not read.
+    /// with it are not returned. A word of the query no tool has counts as the tools' closest
+    /// words to it by prefix, at half weight (`labeled` as `label`; see [`MIN_SHARED_PREFIX`]).
+    /// Words past the query's first [`MAX_QUERY_WORDS`] distinct ones are not read.
     ///
     /// ```
     /// use toolprism::prelude::*;
@@ -178,13 +200,8 @@ impl ToolIndex {
     pub fn search(&self, query: &str, limit: usize) -> Vec<&AdvertisedTool> {
         let count = as_f64(self.tools.len());
         let mut scores: HashMap<u32, f64> = HashMap::new();
-        let mut seen = HashSet::new();
-        for word in words(query) {
-            // Each word counts once, and the first few dozen are enough to rank by.
-            if seen.len() == MAX_QUERY_WORDS || !seen.insert(word.clone()) {
-                continue;
-            }
-            let Some(postings) = self.postings.get(&word) else {
+        for (word, weight) in self.query_terms(query) {
+            let Some(postings) = self.postings.get(word) else {
                 continue;
             };
             let frequency = as_f64(postings.len());
@@ -193,7 +210,7 @@ impl ToolIndex {
                 let term = f64::from(*term_count);
                 let length = f64::from(self.lengths[*at as usize]);
                 let norm = K1 * (1.0 - B + B * length / self.average_length.max(1.0));
-                *scores.entry(*at).or_default() += idf * term * (K1 + 1.0) / (term + norm);
+                *scores.entry(*at).or_default() += weight * idf * term * (K1 + 1.0) / (term + norm);
             }
         }
         let mut ranked: Vec<(u32, f64)> = scores.into_iter().collect();
@@ -203,6 +220,79 @@ impl ToolIndex {
             .into_iter()
             .take(limit)
             .map(|(at, _)| &self.tools[at as usize])
+            .collect()
+    }
+
+    /// The words a query is ranked by, each once, with its weight: the query's own first
+    /// [`MAX_QUERY_WORDS`] distinct words the index has, and for each it lacks, its
+    /// [`variants`](Self::variants) at [`VARIANT_WEIGHT`].
+    fn query_terms(&self, query: &str) -> Vec<(&str, f64)> {
+        let mut distinct = Vec::new();
+        for word in words(query) {
+            if distinct.len() == MAX_QUERY_WORDS {
+                break;
+            }
+            if !distinct.contains(&word) {
+                distinct.push(word);
+            }
+        }
+        let mut terms: Vec<(&str, f64)> = Vec::new();
+        for word in &distinct {
+            if let Some((known, _)) = self.postings.get_key_value(word.as_str()) {
+                terms.push((known, 1.0));
+            }
+        }
+        for word in &distinct {
+            if self.postings.contains_key(word.as_str()) {
+                continue;
+            }
+            for variant in self.variants(word) {
+                if !terms.iter().any(|(term, _)| *term == variant) {
+                    terms.push((variant, VARIANT_WEIGHT));
+                }
+            }
+        }
+        terms
+    }
+
+    /// The index's words closest to `word` by prefix (see [`MIN_SHARED_PREFIX`] and the
+    /// constants after it): in the sorted vocabulary, the words sharing the longest prefix with
+    /// it sit together beside where it would go.
+    fn variants(&self, word: &str) -> Vec<&str> {
+        if word.chars().count() < MIN_SHARED_PREFIX {
+            return Vec::new();
+        }
+        let at = self
+            .vocabulary
+            .partition_point(|known| known.as_str() < word);
+        let shared = |known: &String| shared_prefix(word, known);
+        let longest = [at.checked_sub(1), Some(at)]
+            .into_iter()
+            .flatten()
+            .filter_map(|near| self.vocabulary.get(near))
+            .map(shared)
+            .max()
+            .unwrap_or(0);
+        if longest < MIN_SHARED_PREFIX {
+            return Vec::new();
+        }
+        let mut first = at;
+        while first > 0
+            && at - first < MAX_VARIANT_SCAN
+            && shared(&self.vocabulary[first - 1]) == longest
+        {
+            first -= 1;
+        }
+        self.vocabulary[first..]
+            .iter()
+            .take(2 * MAX_VARIANT_SCAN)
+            .take_while(|known| shared(known) == longest)
+            .filter(|known| {
+                let shorter = word.chars().count().min(known.chars().count());
+                as_f64(longest) >= MIN_SHARED_SHARE * as_f64(shorter)
+            })
+            .take(MAX_VARIANTS)
+            .map(String::as_str)
             .collect()
     }
 

@@ -72,6 +72,53 @@ fn bm25_finds_the_tool_for_nine_tasks_in_ten_among_425_real_ones() {
     assert!(index.search("zyzzyva quux", 5).is_empty());
 }
 
+/// A tool that does nothing, searched by its name and description.
+fn described(name: &str, description: &str) -> ToolDef {
+    ToolDef::builder(name)
+        .description(description)
+        .input_schema(json!({"type": "object"}))
+        .handler(|_: Value, _cx: ToolContext| async { Ok::<_, ToolError>(Value::Null) })
+        .build()
+}
+
+#[test]
+fn a_query_word_the_tools_lack_is_read_as_their_closest_words() {
+    let registry = Registry::builder()
+        .tool(described("tag_issue", "Adds a label to an issue."))
+        .tool(described(
+            "labeled_items",
+            "Lists the items that are labeled.",
+        ))
+        .tool(described("jira_login", "Signs in to Atlassian."))
+        .tool(described("lookup", "Reads the information of a record."))
+        .build()
+        .unwrap();
+    let snapshot = registry.snapshot();
+    let index = ToolIndex::new(snapshot.definitions());
+    let names = |query: &str| -> Vec<String> {
+        index
+            .search(query, 5)
+            .iter()
+            .map(|tool| tool.name().to_owned())
+            .collect()
+    };
+    // No tool has `labeling` or `labelz`: each is read as the words sharing its longest start
+    // (`label`, `labeled`) that share three quarters of the shorter word too: `labeled`
+    // shares five of its seven letters with `labeling`, and five of six with `labelz`.
+    assert_eq!(names("labeling"), ["tag_issue"]);
+    let mut both = names("labelz");
+    both.sort();
+    assert_eq!(both, ["labeled_items", "tag_issue"]);
+    // A misspelling finds the word it misses.
+    assert_eq!(names("informaton"), ["lookup"]);
+    // Four shared letters of seven are not enough: `atlanta` is not `atlassian`.
+    assert!(names("atlanta").is_empty());
+    // A word of the query itself outweighs a variant of another.
+    assert_eq!(names("label labeling")[0], "tag_issue");
+    // Words of three letters or fewer are not widened.
+    assert!(names("lab").is_empty());
+}
+
 #[test]
 fn the_regex_mode_matches_names_and_descriptions_and_refuses_what_it_cannot_run() {
     let registry = corpus_registry();
