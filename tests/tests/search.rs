@@ -3,11 +3,12 @@
 //! regular-expression mode, and the `tool_search` tool end to end with each provider: found
 //! tools are callable on the next turn, deferred tools stay dispatchable.
 
+use proptest::prelude::*;
 use serde_json::{Value, json};
 use toolprism::lower::{Provider, ToolOptions};
 use toolprism::pipeline::Snapshot;
 use toolprism::prelude::*;
-use toolprism::search::{ToolIndex, ToolSearch};
+use toolprism::search::{MIN_SHARED_PREFIX, ToolIndex, ToolSearch, words};
 use toolprism::tool::IntoToolDef;
 use toolprism::turn::{Conversation, RunOptions, read_response, run_calls};
 use toolprism_tests::check_wire;
@@ -117,6 +118,71 @@ fn a_query_word_the_tools_lack_is_read_as_their_closest_words() {
     assert_eq!(names("label labeling")[0], "tag_issue");
     // Words of three letters or fewer are not widened.
     assert!(names("lab").is_empty());
+}
+
+/// What a model might add to a word it misspells or inflects.
+const ENDINGS: [&str; 7] = ["", "ing", "ed", "z", "é", "ies", "\u{1F600}"];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// Whatever the query, a search repeats exactly, returns at most what it is asked for, and
+    /// returns a tool only for a word they share: one of the query's, or one a word of the
+    /// query no tool has is read as (its first letters shared).
+    #[test]
+    fn a_search_returns_a_tool_only_for_a_word_they_share(
+        picks in proptest::collection::vec(
+            (0usize..60, 0usize..40, 0usize..20, proptest::sample::select(ENDINGS.to_vec())),
+            1..5,
+        ),
+        noise in "\\PC{0,12}",
+    ) {
+        let corpus = corpus();
+        let tools: Vec<(String, String)> = corpus
+            .iter()
+            .take(60)
+            .map(|tool| {
+                let description = tool["description"].as_str().unwrap_or_default();
+                (tool["name"].as_str().unwrap().to_owned(), description.to_owned())
+            })
+            .collect();
+        let registry = Registry::builder()
+            .tools(tools.iter().map(|(name, description)| described(name, description)))
+            .build()
+            .unwrap();
+        let snapshot = registry.snapshot();
+        let index = ToolIndex::new(snapshot.definitions());
+        let mut query = noise.clone();
+        // Words of the tools, cut short or with something added.
+        for (tool, word, kept, ending) in &picks {
+            let (name, description) = &tools[*tool];
+            let known = words(&format!("{name} {description}"));
+            let word = &known[word % known.len()];
+            let kept = kept % (word.chars().count() + 1);
+            query.push(' ');
+            query.extend(word.chars().take(kept));
+            query.push_str(ending);
+        }
+        let search = |query: &str| -> Vec<String> {
+            index.search(query, 5).iter().map(|tool| tool.name().to_owned()).collect()
+        };
+        let found = search(&query);
+        prop_assert_eq!(&found, &search(&query));
+        prop_assert!(found.len() <= 5);
+        let asked = words(&query);
+        let start = |word: &str| word.chars().take(MIN_SHARED_PREFIX).collect::<String>();
+        for name in &found {
+            let (_, description) = tools.iter().find(|(tool, _)| tool == name).unwrap();
+            let has = words(&format!("{name} {description}"));
+            let shares = has.iter().any(|word| {
+                asked.contains(word)
+                    || asked.iter().any(|asked| {
+                        asked.chars().count() >= MIN_SHARED_PREFIX && start(asked) == start(word)
+                    })
+            });
+            prop_assert!(shares, "{} for {:?}", name, query);
+        }
+    }
 }
 
 #[test]
