@@ -29,27 +29,13 @@ pub(crate) async fn run(
     parent_id: &str,
 ) -> RunEnd {
     let width = program.limits.max_concurrent_calls();
-    // On Tokio, the engine dispatches a call alone in flight itself, on its own thread.
-    program.inline = tokio::runtime::Handle::try_current()
-        .ok()
-        .map(|runtime| InlineDispatch {
-            dispatcher: dispatcher.clone(),
-            runtime,
-            parent_id: parent_id.to_owned(),
-            span: Arc::new(std::sync::Mutex::new(Some(tracing::Span::current()))),
-        });
+    program.inline = inline_dispatch(&dispatcher, parent_id);
     let (to_host, mut from_engine) = tokio::sync::mpsc::unbounded_channel();
     let (to_engine, from_host) = mpsc::channel();
     let cancel = Arc::new(AtomicBool::new(false));
     let _stop_engine = CancelOnDrop(cancel.clone());
     if let Err(error) = engine::spawn(program, to_host, from_host, cancel) {
-        return RunEnd {
-            logs: Vec::new(),
-            outcome: Err(Failure {
-                stop: Stop::Engine,
-                detail: format!("its thread could not start: {error}"),
-            }),
-        };
+        return engine_failed(format!("its thread could not start: {error}"));
     }
     let mut running: FuturesUnordered<BoxFuture<'static, (u64, ToolOutcome)>> =
         FuturesUnordered::new();
@@ -89,13 +75,9 @@ pub(crate) async fn run(
                 }
                 Poll::Ready(Some(ToHost::Done(end))) => return Poll::Ready(end),
                 Poll::Ready(None) => {
-                    return Poll::Ready(RunEnd {
-                        logs: Vec::new(),
-                        outcome: Err(Failure {
-                            stop: Stop::Engine,
-                            detail: "its thread ended without a word".to_owned(),
-                        }),
-                    });
+                    return Poll::Ready(engine_failed(
+                        "its thread ended without a word".to_owned(),
+                    ));
                 }
                 Poll::Pending => {}
             }
@@ -109,6 +91,30 @@ pub(crate) async fn run(
         }
     })
     .await
+}
+
+/// On Tokio, what the engine needs to dispatch a call alone in flight itself, on its own
+/// thread.
+fn inline_dispatch(dispatcher: &NestedDispatcher, parent_id: &str) -> Option<InlineDispatch> {
+    tokio::runtime::Handle::try_current()
+        .ok()
+        .map(|runtime| InlineDispatch {
+            dispatcher: dispatcher.clone(),
+            runtime,
+            parent_id: parent_id.to_owned(),
+            span: Arc::new(std::sync::Mutex::new(Some(tracing::Span::current()))),
+        })
+}
+
+/// The end of a run whose engine failed: no logs, and why.
+fn engine_failed(detail: String) -> RunEnd {
+    RunEnd {
+        logs: Vec::new(),
+        outcome: Err(Failure {
+            stop: Stop::Engine,
+            detail,
+        }),
+    }
 }
 
 /// The program's calls in the order it made them: those queued, and the effects of those

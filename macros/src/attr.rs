@@ -105,32 +105,8 @@ fn parse_tool_option(
         return parse_hint(&mut attr.about, &key, meta, errors);
     }
     match key.as_str() {
-        "title" => set(&mut attr.about.title, meta.value()?.parse()?, meta, errors),
-        "icon" => parse_icon(&mut attr.about, meta, errors)?,
-        "examples" => parse_examples(&mut attr.about, meta, errors)?,
-        "scopes" => parse_scopes(&mut attr.about, meta, errors)?,
-        "resource" => parse_resource(&mut attr.about, meta, errors)?,
-        "timeout" => parse_timeout(&mut attr.about, meta, errors)?,
-        "defer_loading" => {
-            if attr.about.defer_loading.is_some() {
-                errors.push(meta.error("duplicate option `defer_loading`"));
-            }
-            attr.about.defer_loading = Some(meta.path.span());
-        }
-        "callers" => set_choice(
-            &mut attr.about.callers,
-            &["direct", "programs", "both"],
-            "`callers` is `\"direct\"` (the model), `\"programs\"` (Code Mode) or `\"both\"`",
-            meta,
-            errors,
-        )?,
-        "task" => set_choice(
-            &mut attr.about.task,
-            &["never", "optional", "required"],
-            "`task` is `\"optional\"` (a task for a caller that takes tasks), `\"required\"` or `\"never\"`",
-            meta,
-            errors,
-        )?,
+        "title" | "icon" | "examples" | "scopes" | "resource" | "timeout" | "defer_loading"
+        | "callers" | "task" => parse_about_option(&mut attr.about, &key, meta, errors)?,
         "name" => set(&mut attr.name, meta.value()?.parse()?, meta, errors),
         "description" => set(&mut attr.description, meta.value()?.parse()?, meta, errors),
         "render" => set(&mut attr.render, meta.value()?.parse()?, meta, errors),
@@ -140,27 +116,8 @@ fn parse_tool_option(
             meta,
             errors,
         ),
-        "struct_name" => {
-            let literal: LitStr = meta.value()?.parse()?;
-            if literal.parse::<syn::Ident>().is_ok() {
-                set(&mut attr.struct_name, literal, meta, errors);
-            } else {
-                errors.push_spanned(
-                    &literal,
-                    "`struct_name` must be an identifier, e.g. `struct_name = \"ReadTool\"`",
-                );
-            }
-        }
-        "crate" => {
-            let literal: LitStr = meta.value()?.parse()?;
-            match literal.parse::<Path>() {
-                Ok(path) => set(&mut attr.krate, path, meta, errors),
-                Err(_) => errors.push_spanned(
-                    &literal,
-                    "`crate` must be a path, e.g. `crate = \"my_toolprism\"`",
-                ),
-            }
-        }
+        "struct_name" => parse_struct_name(attr, meta, errors)?,
+        "crate" => parse_crate(attr, meta, errors)?,
         "meta" => {
             errors.push(meta.error(
                 "the option is `presentation_meta = path`: the projection from arguments and value to presentation metadata",
@@ -173,6 +130,86 @@ fn parse_tool_option(
             )));
             return skip_value(meta);
         }
+    }
+    Ok(())
+}
+
+/// The options that say what a tool is and does (its title, icon, examples, scopes, resource,
+/// timeout, deferral, callers and tasks).
+fn parse_about_option(
+    about: &mut AboutAttr,
+    key: &str,
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    match key {
+        "title" => set(&mut about.title, meta.value()?.parse()?, meta, errors),
+        "icon" => parse_icon(about, meta, errors)?,
+        "examples" => parse_examples(about, meta, errors)?,
+        "scopes" => parse_scopes(about, meta, errors)?,
+        "resource" => parse_resource(about, meta, errors)?,
+        "timeout" => parse_timeout(about, meta, errors)?,
+        "defer_loading" => {
+            if about.defer_loading.is_some() {
+                errors.push(meta.error("duplicate option `defer_loading`"));
+            }
+            about.defer_loading = Some(meta.path.span());
+        }
+        "callers" => set_choice(
+            &mut about.callers,
+            &["direct", "programs", "both"],
+            "`callers` is `\"direct\"` (the model), `\"programs\"` (Code Mode) or `\"both\"`",
+            meta,
+            errors,
+        )?,
+        "task" => set_choice(
+            &mut about.task,
+            &["never", "optional", "required"],
+            "`task` is `\"optional\"` (a task for a caller that takes tasks), `\"required\"` or `\"never\"`",
+            meta,
+            errors,
+        )?,
+        _ => {
+            errors.push(meta.error(format!(
+                "unknown option `{key}`; expected one of {TOOL_OPTIONS}"
+            )));
+            return skip_value(meta);
+        }
+    }
+    Ok(())
+}
+
+/// `struct_name = "ReadTool"`: an identifier.
+fn parse_struct_name(
+    attr: &mut ToolAttr,
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let literal: LitStr = meta.value()?.parse()?;
+    if literal.parse::<syn::Ident>().is_ok() {
+        set(&mut attr.struct_name, literal, meta, errors);
+    } else {
+        errors.push_spanned(
+            &literal,
+            "`struct_name` must be an identifier, e.g. `struct_name = \"ReadTool\"`",
+        );
+    }
+    Ok(())
+}
+
+/// `crate = "my_toolprism"`: a path.
+fn parse_crate(
+    attr: &mut ToolAttr,
+    meta: &ParseNestedMeta<'_>,
+    errors: &mut Errors,
+) -> syn::Result<()> {
+    let literal: LitStr = meta.value()?.parse()?;
+    match literal.parse::<Path>() {
+        Ok(path) => set(&mut attr.krate, path, meta, errors),
+        Err(_) => errors.push_spanned(
+            &literal,
+            "`crate` must be a path, e.g. `crate = \"my_toolprism\"`",
+        ),
     }
     Ok(())
 }
