@@ -277,8 +277,8 @@ async fn arguments_of_every_size_and_key_read_whole_call_after_call() {
 #[tokio::test]
 async fn reading_arguments_forgets_each_call_s_objects() {
     // A refused cycle, then the same object without it, then one object twice in one value
-    // (shared, not a cycle), then a getter that calls a tool while its own call's arguments are being read: each call is
-    // read on its own, as if it were the run's first.
+    // (shared, not a cycle), then a getter that calls a tool while its own call's arguments
+    // are being read: each call is read on its own, as if it were the run's first.
     let fixture = fixture_with(Limits::default(), |builder| builder.tool(Echo));
     let program = "const o = {}; o.self = o;\n\
          let refused = '';\n\

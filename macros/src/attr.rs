@@ -104,9 +104,10 @@ fn parse_tool_option(
     if HINTS.contains(&key.as_str()) {
         return parse_hint(&mut attr.about, &key, meta, errors);
     }
+    if parse_about_option(&mut attr.about, &key, meta, errors)? {
+        return Ok(());
+    }
     match key.as_str() {
-        "title" | "icon" | "examples" | "scopes" | "resource" | "timeout" | "defer_loading"
-        | "callers" | "task" => parse_about_option(&mut attr.about, &key, meta, errors)?,
         "name" => set(&mut attr.name, meta.value()?.parse()?, meta, errors),
         "description" => set(&mut attr.description, meta.value()?.parse()?, meta, errors),
         "render" => set(&mut attr.render, meta.value()?.parse()?, meta, errors),
@@ -135,13 +136,13 @@ fn parse_tool_option(
 }
 
 /// The options that say what a tool is and does (its title, icon, examples, scopes, resource,
-/// timeout, deferral, callers and tasks).
+/// timeout, deferral, callers and tasks): whether `key` is one of them.
 fn parse_about_option(
     about: &mut AboutAttr,
     key: &str,
     meta: &ParseNestedMeta<'_>,
     errors: &mut Errors,
-) -> syn::Result<()> {
+) -> syn::Result<bool> {
     match key {
         "title" => set(&mut about.title, meta.value()?.parse()?, meta, errors),
         "icon" => parse_icon(about, meta, errors)?,
@@ -169,14 +170,9 @@ fn parse_about_option(
             meta,
             errors,
         )?,
-        _ => {
-            errors.push(meta.error(format!(
-                "unknown option `{key}`; expected one of {TOOL_OPTIONS}"
-            )));
-            return skip_value(meta);
-        }
+        _ => return Ok(false),
     }
-    Ok(())
+    Ok(true)
 }
 
 /// `struct_name = "ReadTool"`: an identifier.

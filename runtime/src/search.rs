@@ -32,11 +32,13 @@ pub const MIN_SHARED_PREFIX: usize = 4;
 /// …and at least this share of the shorter word's letters (`labeled` → `label`,
 /// `informaton` → `information`, not `atlanta` → `atlassian`).
 pub const MIN_SHARED_SHARE: f64 = 0.75;
-/// The most words a word of a query no tool has is read as (the first in sorted order).
+/// The most words a word of a query no tool has is read as (the first in sorted order of
+/// those found).
 pub const MAX_VARIANTS: usize = 3;
 /// What a word read for a word of the query no tool has weighs, against a word of the query.
 pub const VARIANT_WEIGHT: f64 = 0.5;
-/// How far along the index's sorted words a query word's variants are looked for, each way.
+/// How far before where a query word would go in the index's sorted words its variants are
+/// looked for (and twice as far on from there).
 const MAX_VARIANT_SCAN: usize = 32;
 /// The longest regular expression a search takes, as Anthropic's regex tool search does.
 pub const MAX_PATTERN_CHARS: usize = 200;

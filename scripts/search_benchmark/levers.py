@@ -1,8 +1,9 @@
 """Levers on tool search's ranking, measured on the sets of `sets.py` (docs/performance.md,
 "How well it finds"). A copy of toolprism's BM25 in Python (`runtime/src/search.rs`: its
 words, its weights, its variants of a word the tools lack) ranks every query as the engine
-does, so its figures are the engine's (`search_quality` prints the same); each lever changes one
-thing of it.
+does (`search_quality` prints the same figures for these sets; Python's and Rust's notions of a
+letter differ for some combining marks, which these sets' text does not hold); each lever
+changes one thing of it.
 
 `python3 levers.py DIR` prints one JSON line per lever and set: recall@1/5/10.
 """
@@ -18,9 +19,11 @@ MAX_QUERY_WORDS = 64
 
 
 def stem(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
+    # Lengths in UTF-8 bytes, as Rust's `str::len`.
+    size = len(word.encode())
+    if size > 4 and word.endswith("ies"):
         return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us")):
+    if size > 3 and word.endswith("s") and not word.endswith(("ss", "us")):
         return word[:-1]
     return word
 
@@ -47,14 +50,24 @@ def words(text: str) -> list[str]:
     return out
 
 
-def tool_name(name: str) -> str:
-    return "".join(c if (c.isascii() and c.isalnum()) or c == "-" else "_" for c in name)[:58]
+def tool_names(tools: list[dict]) -> list[str]:
+    """Each tool's name as `search_quality` registers it: `[A-Za-z0-9_-]`, at most 58 characters,
+    `_2`, `_3`… after one taken."""
+    taken, names = set(), []
+    for tool in tools:
+        kept = (c if (c.isascii() and c.isalnum()) or c == "-" else "_" for c in tool["name"])
+        base = "".join(kept)[:58]
+        name, n = base, 2
+        while name in taken:
+            name, n = f"{base}_{n}", n + 1
+        taken.add(name)
+        names.append(name)
+    return names
 
 
-def searchable_text(tool: dict) -> str:
+def searchable_text(tool: dict, name: str) -> str:
     """What `search_quality` registers and the engine reads: the name twice, the description,
     each parameter's name and description."""
-    name = tool_name(tool["name"])
     description = tool["description"] if tool["description"].strip() else tool["name"]
     text = f"{name} {name} {description}"
     for parameter, about in sorted(tool["parameters"]):
@@ -73,7 +86,8 @@ def shared_prefix(a: str, b: str) -> int:
 
 class Index:
     def __init__(self, tools: list[dict]):
-        docs = [words(searchable_text(tool)) for tool in tools]
+        named = zip(tools, tool_names(tools))
+        docs = [words(searchable_text(tool, name)) for tool, name in named]
         self.lengths = [len(doc) for doc in docs]
         self.average = sum(self.lengths) / len(docs)
         self.postings = collections.defaultdict(list)
@@ -219,8 +233,8 @@ def main() -> None:
         data = json.load(open(f"{sys.argv[1]}/{name}.json"))
         index = Index(data["tools"])
         for lever, terms in LEVERS.items():
-            print(json.dumps({"set": name, "lever": lever, **recall(index, data["queries"], terms)}),
-                  flush=True)
+            found = recall(index, data["queries"], terms)
+            print(json.dumps({"set": name, "lever": lever, **found}), flush=True)
 
 
 if __name__ == "__main__":

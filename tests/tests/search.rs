@@ -3,6 +3,8 @@
 //! regular-expression mode, and the `tool_search` tool end to end with each provider: found
 //! tools are callable on the next turn, deferred tools stay dispatchable.
 
+use std::sync::LazyLock;
+
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use toolprism::lower::{Provider, ToolOptions};
@@ -120,6 +122,32 @@ fn a_query_word_the_tools_lack_is_read_as_their_closest_words() {
     assert!(names("lab").is_empty());
 }
 
+/// The first 60 tools of the corpus, by name and description alone, and their index: built
+/// once for every case of the property below.
+static SMALL_INDEX: LazyLock<(Vec<(String, String)>, ToolIndex)> = LazyLock::new(|| {
+    let tools: Vec<(String, String)> = corpus()
+        .iter()
+        .take(60)
+        .map(|tool| {
+            let description = tool["description"].as_str().unwrap_or_default();
+            (
+                tool["name"].as_str().unwrap().to_owned(),
+                description.to_owned(),
+            )
+        })
+        .collect();
+    let registry = Registry::builder()
+        .tools(
+            tools
+                .iter()
+                .map(|(name, description)| described(name, description)),
+        )
+        .build()
+        .unwrap();
+    let index = ToolIndex::new(registry.snapshot().definitions());
+    (tools, index)
+});
+
 /// What a model might add to a word it misspells or inflects.
 const ENDINGS: [&str; 7] = ["", "ing", "ed", "z", "é", "ies", "\u{1F600}"];
 
@@ -137,21 +165,7 @@ proptest! {
         ),
         noise in "\\PC{0,12}",
     ) {
-        let corpus = corpus();
-        let tools: Vec<(String, String)> = corpus
-            .iter()
-            .take(60)
-            .map(|tool| {
-                let description = tool["description"].as_str().unwrap_or_default();
-                (tool["name"].as_str().unwrap().to_owned(), description.to_owned())
-            })
-            .collect();
-        let registry = Registry::builder()
-            .tools(tools.iter().map(|(name, description)| described(name, description)))
-            .build()
-            .unwrap();
-        let snapshot = registry.snapshot();
-        let index = ToolIndex::new(snapshot.definitions());
+        let (tools, index) = &*SMALL_INDEX;
         let mut query = noise.clone();
         // Words of the tools, cut short or with something added.
         for (tool, word, kept, ending) in &picks {
