@@ -118,7 +118,7 @@ fn a_query_word_the_tools_lack_is_read_as_their_closest_words() {
     assert!(names("atlanta").is_empty());
     // A word of the query itself outweighs a variant of another.
     assert_eq!(names("label labeling")[0], "tag_issue");
-    // Words of three letters or fewer are not widened.
+    // Nor is a word that shares fewer than four letters with every word of the tools.
     assert!(names("lab").is_empty());
 }
 
