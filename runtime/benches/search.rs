@@ -1,7 +1,9 @@
 //! One tool search over 10,200 tools: the 425 real definitions of `tests/golden/search`, each
 //! registered 24 times, renamed `<name>_<n>`, searched with the labeled tasks'
-//! words (BM25) and with a regular expression; and building the index, once per snapshot;
-//! against one substring scan of every description, measured in the same run.
+//! words (BM25), by meaning and words (`search_with_meaning`, with vectors of 384 numbers, as
+//! all-MiniLM-L6-v2 gives: their numbers do not change the work), and with a regular
+//! expression; and building the index, once per snapshot; against one substring scan of every
+//! description, measured in the same run.
 //!
 //! `cargo bench -p toolprism --bench search`.
 
@@ -67,6 +69,30 @@ fn search(c: &mut Criterion) {
         b.iter(|| {
             at = (at + 1) % queries.len();
             black_box(index.search(black_box(queries[at]), 5).len())
+        });
+    });
+    // Vectors of a model's length, from a fixed sequence: the ranking reads each tool's.
+    let mut seed = 0x9e37_79b9_u32;
+    let mut vector = || -> Vec<f32> {
+        (0..384)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                f32::from(u16::try_from(seed >> 16).unwrap()) / 65_536.0 - 0.5
+            })
+            .collect()
+    };
+    let vectors = (0..index.len()).map(|_| vector()).collect();
+    let by_meaning = index.clone().with_meanings(vectors).unwrap();
+    let query_vectors: Vec<Vec<f32>> = queries.iter().map(|_| vector()).collect();
+    group.bench_function("meaning_and_bm25_10000_tools", |b| {
+        let mut at = 0;
+        b.iter(|| {
+            at = (at + 1) % queries.len();
+            let found =
+                by_meaning.search_with_meaning(black_box(queries[at]), &query_vectors[at], 5);
+            black_box(found.unwrap().len())
         });
     });
     group.bench_function("regex_10000_tools", |b| {

@@ -2,14 +2,23 @@
 //! every tool registered (its name made a valid tool name, its parameters' names and
 //! descriptions as its input schema), each query searched, and recall@1/5/10, nDCG@10 and the
 //! mean time of a query printed as one JSON line. Run by `scripts/search-benchmark`.
+//!
+//! - `search_quality SET.json`: by words.
+//! - `search_quality SET.json --texts`: prints, as one JSON array, the texts an embedding model
+//!   is given: each tool's (`search::meaning_text`), then each query.
+//! - `search_quality SET.json --vectors VECTORS.json`: by meaning and words, with the vectors a
+//!   model gave those texts (`{"model": …, "texts": […], "vectors": [[…], …]}`), looked up by an
+//!   `Embedder`. The time of a query is the search's: the query's vector is looked up before.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use toolprism::prelude::*;
-use toolprism::search::ToolIndex;
+use toolprism::search::{EmbedError, Embedder, ToolIndex};
+use toolprism::tool::AdvertisedTool;
 
 #[derive(Deserialize)]
 struct Set {
@@ -30,10 +39,18 @@ struct Query {
     relevant: Vec<usize>,
 }
 
+#[derive(Deserialize)]
+struct Embedded {
+    model: String,
+    texts: Vec<String>,
+    vectors: Vec<Vec<f32>>,
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args()
-        .nth(1)
-        .ok_or("usage: search_quality SET.json")?;
+    let args: Vec<String> = std::env::args().collect();
+    let path = args
+        .get(1)
+        .ok_or("usage: search_quality SET.json [--texts | --vectors VECTORS.json]")?;
     let set: Set = serde_json::from_str(&std::fs::read_to_string(path)?)?;
     let mut taken = HashSet::new();
     let mut position = HashMap::new();
@@ -46,14 +63,74 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::builder().tools(defs).build()?;
     let snapshot = registry.snapshot();
     let index = ToolIndex::new(snapshot.definitions());
+    match (args.get(2).map(String::as_str), args.get(3)) {
+        (None, _) => {}
+        (Some("--texts"), _) => {
+            let mut texts = index.meaning_texts();
+            texts.extend(set.queries.iter().map(|query| query.text.clone()));
+            println!("{}", serde_json::to_string(&texts)?);
+            return Ok(());
+        }
+        (Some("--vectors"), Some(file)) => {
+            let vectors: Embedded = serde_json::from_str(&std::fs::read_to_string(file)?)?;
+            let engine = format!("toolprism + {}", vectors.model);
+            let embedder = table_embedder(vectors);
+            let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+            let tools = runtime.block_on(embedder.embed(index.meaning_texts()))?;
+            let index = index.with_meanings(tools)?;
+            let queries = set.queries.iter().map(|query| query.text.clone()).collect();
+            let query_vectors = runtime.block_on(embedder.embed(queries))?;
+            report(&engine, &set, &position, |at, text| {
+                index
+                    .search_with_meaning(text, &query_vectors[at], 10)
+                    .unwrap_or_default()
+            });
+            return Ok(());
+        }
+        _ => {
+            return Err("usage: search_quality SET.json [--texts | --vectors VECTORS.json]".into());
+        }
+    }
+    report("toolprism", &set, &position, |_, text| {
+        index.search(text, 10)
+    });
+    Ok(())
+}
 
+/// An embedding model's vectors, looked up by text; a text it was not given is an error.
+fn table_embedder(vectors: Embedded) -> impl Embedder {
+    let table: Arc<HashMap<String, Vec<f32>>> =
+        Arc::new(vectors.texts.into_iter().zip(vectors.vectors).collect());
+    move |texts: Vec<String>| {
+        let table = table.clone();
+        async move {
+            texts
+                .iter()
+                .map(|text| {
+                    table.get(text).cloned().ok_or_else(|| {
+                        EmbedError::new(format!("no vector for {text:?}: run --texts again"))
+                    })
+                })
+                .collect()
+        }
+    }
+}
+
+/// Searches every query of `set` with `search` (given the query's place and text) and prints
+/// the scores and the mean time of a search.
+fn report<'a>(
+    engine: &str,
+    set: &Set,
+    position: &HashMap<String, usize>,
+    search: impl Fn(usize, &str) -> Vec<&'a AdvertisedTool>,
+) {
     let started = Instant::now();
     let ranked: Vec<Vec<usize>> = set
         .queries
         .iter()
-        .map(|query| {
-            index
-                .search(&query.text, 10)
+        .enumerate()
+        .map(|(at, query)| {
+            search(at, &query.text)
                 .iter()
                 .map(|tool| position[tool.name()])
                 .collect()
@@ -64,7 +141,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "{}",
         json!({
-            "engine": "toolprism",
+            "engine": engine,
             "ms": (per_query * 1e6).round() / 1e3,
             "recall@1": at_1,
             "recall@5": at_5,
@@ -72,7 +149,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "ndcg@10": ndcg,
         })
     );
-    Ok(())
 }
 
 /// Recall at 1, 5 and 10 and nDCG at 10, in percent, as `baselines.py` computes them.

@@ -20,7 +20,7 @@
 //! | [`ask`] | asking for input while a call runs: a form, a completion, the client's roots |
 //! | [`bound`] | bounding what the model reads, and the stores that keep the full text |
 //! | [`present`] | projections: content blocks, cards, presentation metadata |
-//! | [`search`] | finding a tool among many: BM25 and regular expressions over a snapshot's tools |
+//! | [`search`] | finding a tool among many: BM25, meaning (the host's embedding model) and regular expressions over a snapshot's tools |
 //! | [`schema`] | JSON Schemas: generation, the supported subset and its limits, validation cost |
 //! | [`value`] | the canonical value: the lossless snapshot, the frozen value |
 //! | [`error`] | failure kinds and codes, and the error a body returns |

@@ -1,26 +1,26 @@
 //! Finding a tool among many: an index of a snapshot's tools, searched with BM25 over their
-//! names, titles, descriptions and parameters, or with a regular expression; and the
-//! `tool_search` tool a registry exposes beside (or instead of) its deferred tools.
+//! names, titles, descriptions and parameters (and by meaning, with the host's embedding
+//! model), or with a regular expression; and the `tool_search` tool a registry exposes beside
+//! (or instead of) its deferred tools.
 //!
 //! Model accuracy in choosing tools drops past a few dozen, so a host with hundreds defers
 //! most ([`ToolDef::with_defer_loading`](crate::ToolDef::with_defer_loading)) and lets the
 //! model search: the tools it finds are offered on the next turn, and every deferred tool
 //! stays dispatchable all along.
 
-use std::any::Any;
+mod meaning;
+mod tool;
+
 use std::collections::HashMap;
-use std::fmt::Write as _;
-use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use regex::RegexBuilder;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::context::ToolContext;
-use crate::error::ToolError;
-use crate::present::ContentBlock;
-use crate::tool::{AdvertisedTool, Callers, ToolDef, ToolTable};
+pub use meaning::{EmbedError, Embedder, MAX_DIMENSIONS, MEANING_WEIGHT, meaning_text};
+use meaning::{Meanings, unit};
+pub use tool::{DEFAULT_NAME, FoundTool, ToolSearch, ToolSearchArgs, ToolSearchValue};
+
+use crate::tool::AdvertisedTool;
 
 /// BM25's term-frequency saturation.
 const K1: f64 = 1.5;
@@ -54,12 +54,25 @@ const MAX_PATTERN_SIZE: usize = 1 << 20;
 /// dropped, and a plural's `s` taken off, so that `listPullRequests` and "list pull request"
 /// meet.
 pub fn words(text: &str) -> Vec<String> {
+    split(text, true)
+}
+
+/// The words of a text as [`words`] splits them, plurals kept (for a sentence model to read).
+fn plain_words(text: &str) -> Vec<String> {
+    split(text, false)
+}
+
+fn split(text: &str, without_plurals: bool) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();
     let mut previous_lower = false;
     let flush = |current: &mut String, words: &mut Vec<String>| {
         if current.chars().count() > 1 {
-            words.push(stem(current));
+            words.push(if without_plurals {
+                stem(current)
+            } else {
+                current.clone()
+            });
         }
         current.clear();
     };
@@ -128,7 +141,7 @@ fn searchable_text(tool: &AdvertisedTool) -> String {
 }
 
 /// An index of tools, built once per snapshot.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ToolIndex {
     /// The tools, in the snapshot's order.
     tools: Vec<AdvertisedTool>,
@@ -139,6 +152,8 @@ pub struct ToolIndex {
     average_length: f64,
     /// The words of `postings`, sorted: a word's closest ones by prefix are its neighbours.
     vocabulary: Vec<String>,
+    /// Each tool's vector from the host's embedding model, if it gave them.
+    meanings: Option<Meanings>,
 }
 
 impl ToolIndex {
@@ -200,6 +215,13 @@ impl ToolIndex {
     /// assert_eq!(found.len(), 1);
     /// ```
     pub fn search(&self, query: &str, limit: usize) -> Vec<&AdvertisedTool> {
+        let ranked: Vec<(u32, f64)> = self.word_scores(query).into_iter().collect();
+        self.best(ranked, limit)
+    }
+
+    /// Each tool's BM25 score for `query`, for the tools that share a word with it (or a
+    /// variant of one).
+    fn word_scores(&self, query: &str) -> HashMap<u32, f64> {
         let count = as_f64(self.tools.len());
         let mut scores: HashMap<u32, f64> = HashMap::new();
         for (word, weight) in self.query_terms(query) {
@@ -215,14 +237,104 @@ impl ToolIndex {
                 *scores.entry(*at).or_default() += weight * idf * term * (K1 + 1.0) / (term + norm);
             }
         }
-        let mut ranked: Vec<(u32, f64)> = scores.into_iter().collect();
-        // Best first; ties in the snapshot's order, so a search repeats exactly.
-        ranked.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scores
+    }
+
+    /// The `limit` best-scored tools, best first; ties in the snapshot's order, so that a
+    /// search repeats exactly.
+    fn best(&self, mut ranked: Vec<(u32, f64)>, limit: usize) -> Vec<&AdvertisedTool> {
+        let order = |a: &(u32, f64), b: &(u32, f64)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+        if limit < ranked.len() {
+            ranked.select_nth_unstable_by(limit, order);
+            ranked.truncate(limit);
+        }
+        ranked.sort_unstable_by(order);
         ranked
             .into_iter()
-            .take(limit)
             .map(|(at, _)| &self.tools[at as usize])
             .collect()
+    }
+
+    /// What of each tool, in order, an embedding model is given for
+    /// [`with_meanings`](Self::with_meanings): [`meaning_text`].
+    pub fn meaning_texts(&self) -> Vec<String> {
+        self.tools.iter().map(meaning_text).collect()
+    }
+
+    /// The index with each tool's vector from an embedding model, given its
+    /// [`meaning_texts`](Self::meaning_texts), for
+    /// [`search_with_meaning`](Self::search_with_meaning). Refused unless they are one vector
+    /// per tool, all of one length from 1 to [`MAX_DIMENSIONS`], every number finite.
+    pub fn with_meanings(mut self, vectors: Vec<Vec<f32>>) -> Result<Self, EmbedError> {
+        self.meanings = Some(Meanings::checked(vectors, self.tools.len())?);
+        Ok(self)
+    }
+
+    /// Whether it holds the tools' vectors.
+    pub fn has_meanings(&self) -> bool {
+        self.meanings.is_some()
+    }
+
+    /// The `limit` tools that best match `query`, best first, by meaning and by words: each
+    /// tool's score is [`MEANING_WEIGHT`] times the cosine of its vector with `vector` (the
+    /// query's, from the model that gave the tools') plus the rest times its BM25 score over the
+    /// best tool's. Every tool is ranked, so a tool that shares no word with the query is found
+    /// by its meaning. Refused if the index holds no vectors, or if `vector` is not of their
+    /// length or holds a number that is not finite.
+    ///
+    /// ```
+    /// use toolprism::prelude::*;
+    /// use toolprism::search::ToolIndex;
+    ///
+    /// /// Finds movies by genre and cast.
+    /// #[tool]
+    /// fn find_movies(#[arg] genre: String) -> Vec<String> { vec![genre] }
+    /// /// Reads a file.
+    /// #[tool]
+    /// fn read_file(#[arg] path: String) -> String { path }
+    ///
+    /// // A model's vectors: here by hand, the first number for films, the second for files.
+    /// let registry = Registry::builder().tool(FindMovies).tool(ReadFile).build().unwrap();
+    /// let index = ToolIndex::new(registry.snapshot().definitions())
+    ///     .with_meanings(vec![vec![1.0, 0.0], vec![0.0, 1.0]])
+    ///     .unwrap();
+    /// assert!(index.search("a comedy film", 5).is_empty(), "no word shared");
+    /// let found = index.search_with_meaning("a comedy film", &[0.9, 0.1], 5).unwrap();
+    /// assert_eq!(found[0].name(), "find_movies");
+    /// ```
+    pub fn search_with_meaning(
+        &self,
+        query: &str,
+        vector: &[f32],
+        limit: usize,
+    ) -> Result<Vec<&AdvertisedTool>, EmbedError> {
+        let Some(meanings) = &self.meanings else {
+            return Err(EmbedError::new("the index holds no vectors"));
+        };
+        if vector.len() != meanings.dimensions() {
+            return Err(EmbedError::new(format!(
+                "the query's vector has {} numbers, the tools' {}",
+                vector.len(),
+                meanings.dimensions()
+            )));
+        }
+        let vector = unit(vector).ok_or_else(|| {
+            EmbedError::new("the query's vector holds a number that is not finite")
+        })?;
+        let words = self.word_scores(query);
+        let best_words = words.values().copied().fold(0.0, f64::max);
+        let ranked = meanings
+            .closeness(&vector)
+            .zip(0..)
+            .map(|(closeness, at)| {
+                let by_words = words.get(&at).map_or(0.0, |score| score / best_words);
+                (
+                    at,
+                    MEANING_WEIGHT * closeness + (1.0 - MEANING_WEIGHT) * by_words,
+                )
+            })
+            .collect();
+        Ok(self.best(ranked, limit))
     }
 
     /// The words a query is ranked by, each once, with its weight: the query's own first
@@ -323,228 +435,6 @@ impl ToolIndex {
             .take(limit)
             .collect())
     }
-}
-
-/// The arguments of the `tool_search` tool.
-#[derive(Clone, Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct ToolSearchArgs {
-    /// What the tool you need does, in a few words; with `regex`, a regular expression matched
-    /// against tool names and descriptions.
-    #[schemars(length(min = 1, max = MAX_QUERY_CHARS))]
-    pub query: String,
-    /// Read `query` as a regular expression (case-insensitive) instead of words.
-    #[serde(default)]
-    pub regex: bool,
-    /// How many tools to return, 1 to 20 (default 5).
-    #[schemars(range(min = 1, max = 20))]
-    pub limit: Option<u8>,
-}
-
-/// One tool found.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct FoundTool {
-    /// The tool's name: call it by this name.
-    pub name: String,
-    /// Its title, if it has one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What it does.
-    pub description: String,
-    /// Its parameters' names.
-    pub parameters: Vec<String>,
-}
-
-/// What `tool_search` found, best first.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ToolSearchValue {
-    /// The tools, best first.
-    pub tools: Vec<FoundTool>,
-}
-
-/// The `tool_search` tool: BM25 over the call's snapshot's tools (name, title, description,
-/// parameter names and descriptions), or a regular expression over names and descriptions —
-/// Anthropic's two variants. It finds tools the model may call (not those only programs may);
-/// its content lists them and, for each, a [`ContentBlock::ToolReference`], which Anthropic
-/// expands into the tool's definition and [`Conversation`](crate::turn::Conversation) adds to
-/// the next request's tools for the other providers. The index is built once per snapshot.
-///
-/// ```
-/// use serde_json::json;
-/// use toolprism::prelude::*;
-/// use toolprism::search::ToolSearch;
-/// use toolprism::tool::IntoToolDef;
-///
-/// /// Lists the open pull requests of a repository.
-/// #[tool]
-/// fn list_pull_requests(#[arg] repo: String) -> Vec<String> { vec![repo] }
-///
-/// let registry = Registry::builder()
-///     .tool(ListPullRequests.into_tool_def().with_defer_loading(true))
-///     .tool(ToolSearch::new().tool())
-///     .build()
-///     .unwrap();
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let call = ToolCall::new("c1", "tool_search", json!({"query": "open pull requests"}));
-/// let outcome = registry.dispatch(call, Surface::Direct).await;
-/// assert_eq!(outcome.value().unwrap()["tools"][0]["name"], "list_pull_requests");
-/// assert!(outcome.content().contains(&ContentBlock::ToolReference { name: "list_pull_requests".into() }));
-/// # });
-/// ```
-#[derive(Clone, Debug)]
-pub struct ToolSearch {
-    name: String,
-}
-
-impl Default for ToolSearch {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-/// The index of the snapshot it was built from, known by a weak reference: while it is held,
-/// the allocation of that snapshot's tools cannot be reused by another's, so a pointer that
-/// matches is that snapshot.
-type Cached = Option<(Weak<dyn Any + Send + Sync>, Arc<ToolIndex>)>;
-
-impl ToolSearch {
-    /// The tool, named `tool_search`.
-    pub fn new() -> Self {
-        Self {
-            name: DEFAULT_NAME.to_owned(),
-        }
-    }
-
-    /// Under another name. (OpenAI Responses' client-side tool search answers to
-    /// `tool_search` only: under another name it is lowered there as a plain function.)
-    #[must_use]
-    pub fn named(mut self, name: impl Into<String>) -> Self {
-        self.name = name.into();
-        self
-    }
-
-    /// The tool, to register.
-    pub fn tool(&self) -> ToolDef {
-        let cache: Arc<Mutex<Cached>> = Arc::default();
-        let mut def = ToolDef::builder(self.name.as_str())
-            .description(
-                "Finds tools by what they do. Call it when none of the tools you have fits the task: \
-                 describe the task in a few words, and call the tools it returns by their names.",
-            )
-            .args::<ToolSearchArgs>()
-            .returns::<ToolSearchValue>()
-            .handler(move |args: ToolSearchArgs, cx: ToolContext| {
-                let cache = cache.clone();
-                async move { search_call(&cache, &args, &cx) }
-            })
-            .render(render)
-            .build()
-            .read_only(true)
-            .open_world(false)
-            .with_title("Search tools")
-            .with_callers(Callers::Direct);
-        def.about.tool_search = true;
-        def
-    }
-}
-
-/// The name [`ToolSearch`] registers under unless told otherwise.
-pub const DEFAULT_NAME: &str = "tool_search";
-
-fn search_call(
-    cache: &Mutex<Cached>,
-    args: &ToolSearchArgs,
-    cx: &ToolContext,
-) -> Result<ToolSearchValue, ToolError> {
-    let tools = cx.tools();
-    let index = {
-        let mut held = cache.lock().unwrap_or_else(PoisonError::into_inner);
-        match held.as_ref() {
-            Some((weak, index))
-                if weak
-                    .upgrade()
-                    .is_some_and(|table| Arc::ptr_eq(&table, &tools)) =>
-            {
-                index.clone()
-            }
-            _ => {
-                let Some(table) = tools.downcast_ref::<ToolTable>() else {
-                    return Err(ToolError::new("the tools of this call cannot be searched"));
-                };
-                let searchable = table
-                    .tools()
-                    .iter()
-                    .map(|tool| &tool.definition)
-                    .filter(|tool| tool.about().callers.direct() && tool.name() != cx.tool_name());
-                let index = Arc::new(ToolIndex::new(searchable));
-                *held = Some((Arc::downgrade(&tools), index.clone()));
-                index
-            }
-        }
-    };
-    let limit = usize::from(args.limit.unwrap_or(5).clamp(1, 20));
-    // A caller is told only of the tools it may call: the whole ranking is read, past those
-    // it may not.
-    let caller = cx.caller();
-    let ranked = if caller.is_some() { index.len() } else { limit };
-    let found = if args.regex {
-        index
-            .search_regex(&args.query, ranked)
-            .map_err(|problem| ToolError::new(problem).with_code("INVALID_PATTERN"))?
-    } else {
-        index.search(&args.query, ranked)
-    };
-    let rules = cx.extension::<crate::access::ScopeRules>();
-    let found = found.into_iter().filter(|tool| {
-        caller.as_ref().is_none_or(|caller| {
-            crate::access::missing_scopes(
-                &tool.about().scopes,
-                tool.name(),
-                rules.as_deref(),
-                caller,
-            )
-            .is_empty()
-        })
-    });
-    Ok(ToolSearchValue {
-        tools: found
-            .take(limit)
-            .map(|tool| FoundTool {
-                name: tool.name().to_owned(),
-                title: tool.about().title.clone(),
-                description: tool.description().to_owned(),
-                parameters: tool
-                    .input_schema()
-                    .get("properties")
-                    .and_then(Value::as_object)
-                    .map(|properties| properties.keys().cloned().collect())
-                    .unwrap_or_default(),
-            })
-            .collect(),
-    })
-}
-
-/// The found tools as lines, then a reference to each.
-fn render(_args: &ToolSearchArgs, value: &ToolSearchValue) -> Vec<ContentBlock> {
-    if value.tools.is_empty() {
-        return vec![ContentBlock::text("No tool matches. Try other words.")];
-    }
-    let mut text = String::from("Tools found (call them by name):");
-    for tool in &value.tools {
-        let summary = tool.description.lines().next().unwrap_or_default();
-        let _ = write!(
-            text,
-            "\n- {}({}): {}",
-            tool.name,
-            tool.parameters.join(", "),
-            crate::present::shorten(summary, 200)
-        );
-    }
-    let mut blocks = vec![ContentBlock::text(text)];
-    blocks.extend(value.tools.iter().map(|tool| ContentBlock::ToolReference {
-        name: tool.name.clone(),
-    }));
-    blocks
 }
 
 #[cfg(test)]

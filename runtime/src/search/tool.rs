@@ -1,0 +1,411 @@
+//! The `tool_search` tool a registry exposes beside (or instead of) its deferred tools: the
+//! index of the call's snapshot, built once per snapshot, searched by words (and by meaning
+//! when the host gave it an [`Embedder`]) or by a regular expression.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::meaning::{EmbedError, Embedder};
+use super::{MAX_QUERY_CHARS, ToolIndex};
+use crate::context::ToolContext;
+use crate::error::ToolError;
+use crate::present::ContentBlock;
+use crate::tool::{AdvertisedTool, Callers, ToolDef, ToolTable};
+
+/// The arguments of the `tool_search` tool.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ToolSearchArgs {
+    /// What the tool you need does, in a few words; with `regex`, a regular expression matched
+    /// against tool names and descriptions.
+    #[schemars(length(min = 1, max = MAX_QUERY_CHARS))]
+    pub query: String,
+    /// Read `query` as a regular expression (case-insensitive) instead of words.
+    #[serde(default)]
+    pub regex: bool,
+    /// How many tools to return, 1 to 20 (default 5).
+    #[schemars(range(min = 1, max = 20))]
+    pub limit: Option<u8>,
+}
+
+/// One tool found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FoundTool {
+    /// The tool's name: call it by this name.
+    pub name: String,
+    /// Its title, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does.
+    pub description: String,
+    /// Its parameters' names.
+    pub parameters: Vec<String>,
+}
+
+/// What `tool_search` found, best first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolSearchValue {
+    /// The tools, best first.
+    pub tools: Vec<FoundTool>,
+}
+
+/// The `tool_search` tool: BM25 over the call's snapshot's tools (name, title, description,
+/// parameter names and descriptions), or a regular expression over names and descriptions —
+/// Anthropic's two variants. It finds tools the model may call (not those only programs may);
+/// its content lists them and, for each, a [`ContentBlock::ToolReference`], which Anthropic
+/// expands into the tool's definition and [`Conversation`](crate::turn::Conversation) adds to
+/// the next request's tools for the other providers. The index is built once per snapshot.
+///
+/// ```
+/// use serde_json::json;
+/// use toolprism::prelude::*;
+/// use toolprism::search::ToolSearch;
+/// use toolprism::tool::IntoToolDef;
+///
+/// /// Lists the open pull requests of a repository.
+/// #[tool]
+/// fn list_pull_requests(#[arg] repo: String) -> Vec<String> { vec![repo] }
+///
+/// let registry = Registry::builder()
+///     .tool(ListPullRequests.into_tool_def().with_defer_loading(true))
+///     .tool(ToolSearch::new().tool())
+///     .build()
+///     .unwrap();
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let call = ToolCall::new("c1", "tool_search", json!({"query": "open pull requests"}));
+/// let outcome = registry.dispatch(call, Surface::Direct).await;
+/// assert_eq!(outcome.value().unwrap()["tools"][0]["name"], "list_pull_requests");
+/// assert!(outcome.content().contains(&ContentBlock::ToolReference { name: "list_pull_requests".into() }));
+/// # });
+/// ```
+///
+/// With an [`Embedder`] it also searches by meaning ([`ToolIndex::search_with_meaning`]): the
+/// tools are embedded once per snapshot (only the texts the previous snapshot lacked), the query
+/// once per call. If the model fails, or returns what is not one finite vector per text of one
+/// length, the search is by words, and a warning says why.
+#[derive(Clone)]
+pub struct ToolSearch {
+    name: String,
+    embedder: Option<Arc<dyn Embedder>>,
+}
+
+impl fmt::Debug for ToolSearch {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("ToolSearch")
+            .field("name", &self.name)
+            .field("embedder", &self.embedder.is_some())
+            .finish()
+    }
+}
+
+impl Default for ToolSearch {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a `tool_search` tool keeps between calls.
+#[derive(Default)]
+struct Kept {
+    /// The index of the snapshot it was built from, known by a weak reference: while it is
+    /// held, the allocation of that snapshot's tools cannot be reused by another's, so a
+    /// pointer that matches is that snapshot.
+    index: Option<(Weak<dyn Any + Send + Sync>, Arc<ToolIndex>)>,
+    /// The vectors of the last snapshot's tools by their texts, so that the next embeds only
+    /// what changed.
+    vectors: HashMap<String, Vec<f32>>,
+}
+
+impl ToolSearch {
+    /// The tool, named `tool_search`, searching by words.
+    pub fn new() -> Self {
+        Self {
+            name: DEFAULT_NAME.to_owned(),
+            embedder: None,
+        }
+    }
+
+    /// Under another name. (OpenAI Responses' client-side tool search answers to
+    /// `tool_search` only: under another name it is lowered there as a plain function.)
+    #[must_use]
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Searching by meaning too, with this embedding model's vectors of the tools and queries.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use toolprism::prelude::*;
+    /// use toolprism::search::{EmbedError, ToolSearch};
+    ///
+    /// /// Finds movies by genre and cast.
+    /// #[tool]
+    /// fn find_movies(#[arg] genre: String) -> Vec<String> { vec![genre] }
+    /// /// Reads a file.
+    /// #[tool]
+    /// fn read_file(#[arg] path: String) -> String { path }
+    ///
+    /// // A real model goes here; this one knows two meanings: films, and the rest.
+    /// let embedder = |texts: Vec<String>| async move {
+    ///     let film = |text: &String| text.contains("movie") || text.contains("film");
+    ///     Ok::<_, EmbedError>(texts.iter().map(|text| vec![f32::from(film(text)), 0.5]).collect())
+    /// };
+    /// let registry = Registry::builder()
+    ///     .tool(FindMovies)
+    ///     .tool(ReadFile)
+    ///     .tool(ToolSearch::new().embedder(embedder).tool())
+    ///     .build()
+    ///     .unwrap();
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let call = ToolCall::new("c1", "tool_search", json!({"query": "a comedy film", "limit": 1}));
+    /// let outcome = registry.dispatch(call, Surface::Direct).await;
+    /// assert_eq!(outcome.value().unwrap()["tools"][0]["name"], "find_movies");
+    /// # });
+    /// ```
+    #[must_use]
+    pub fn embedder(mut self, embedder: impl Embedder) -> Self {
+        self.embedder = Some(Arc::new(embedder));
+        self
+    }
+
+    /// The tool, to register.
+    pub fn tool(&self) -> ToolDef {
+        let kept: Arc<Mutex<Kept>> = Arc::default();
+        let embedder = self.embedder.clone();
+        let mut def = ToolDef::builder(self.name.as_str())
+            .description(
+                "Finds tools by what they do. Call it when none of the tools you have fits the task: \
+                 describe the task in a few words, and call the tools it returns by their names.",
+            )
+            .args::<ToolSearchArgs>()
+            .returns::<ToolSearchValue>()
+            .handler(move |args: ToolSearchArgs, cx: ToolContext| {
+                let kept = kept.clone();
+                let embedder = embedder.clone();
+                async move { search_call(&kept, embedder.as_deref(), &args, &cx).await }
+            })
+            .render(render)
+            .build()
+            .read_only(true)
+            .open_world(false)
+            .with_title("Search tools")
+            .with_callers(Callers::Direct);
+        def.about.tool_search = true;
+        def
+    }
+}
+
+/// The name [`ToolSearch`] registers under unless told otherwise.
+pub const DEFAULT_NAME: &str = "tool_search";
+
+async fn search_call(
+    kept: &Mutex<Kept>,
+    embedder: Option<&dyn Embedder>,
+    args: &ToolSearchArgs,
+    cx: &ToolContext,
+) -> Result<ToolSearchValue, ToolError> {
+    let tools = cx.tools();
+    let mut index = snapshot_index(kept, &tools, cx)?;
+    let limit = usize::from(args.limit.unwrap_or(5).clamp(1, 20));
+    // A caller is told only of the tools it may call: the whole ranking is read, past those
+    // it may not.
+    let caller = cx.caller();
+    let ranked = if caller.is_some() { index.len() } else { limit };
+    let found = match embedder {
+        _ if args.regex => index
+            .search_regex(&args.query, ranked)
+            .map_err(|problem| ToolError::new(problem).with_code("INVALID_PATTERN"))?,
+        Some(embedder) => {
+            if !index.has_meanings() {
+                index = embed_tools(kept, embedder, &tools, index).await;
+            }
+            search_by_meaning(embedder, &index, &args.query, ranked).await
+        }
+        None => index.search(&args.query, ranked),
+    };
+    let rules = cx.extension::<crate::access::ScopeRules>();
+    let found = found.into_iter().filter(|tool| {
+        caller.as_ref().is_none_or(|caller| {
+            crate::access::missing_scopes(
+                &tool.about().scopes,
+                tool.name(),
+                rules.as_deref(),
+                caller,
+            )
+            .is_empty()
+        })
+    });
+    Ok(ToolSearchValue {
+        tools: found
+            .take(limit)
+            .map(|tool| FoundTool {
+                name: tool.name().to_owned(),
+                title: tool.about().title.clone(),
+                description: tool.description().to_owned(),
+                parameters: tool
+                    .input_schema()
+                    .get("properties")
+                    .and_then(Value::as_object)
+                    .map(|properties| properties.keys().cloned().collect())
+                    .unwrap_or_default(),
+            })
+            .collect(),
+    })
+}
+
+/// The index of the call's snapshot: the one kept if it is that snapshot's, or a new one of its
+/// tools the model may call, but this one.
+fn snapshot_index(
+    kept: &Mutex<Kept>,
+    tools: &Arc<dyn Any + Send + Sync>,
+    cx: &ToolContext,
+) -> Result<Arc<ToolIndex>, ToolError> {
+    let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((weak, index)) = &kept.index
+        && weak
+            .upgrade()
+            .is_some_and(|table| Arc::ptr_eq(&table, tools))
+    {
+        return Ok(index.clone());
+    }
+    let Some(table) = tools.downcast_ref::<ToolTable>() else {
+        return Err(ToolError::new("the tools of this call cannot be searched"));
+    };
+    let searchable = table
+        .tools()
+        .iter()
+        .map(|tool| &tool.definition)
+        .filter(|tool| tool.about().callers.direct() && tool.name() != cx.tool_name());
+    let index = Arc::new(ToolIndex::new(searchable));
+    kept.index = Some((Arc::downgrade(tools), index.clone()));
+    Ok(index)
+}
+
+/// The index with its tools' vectors, embedding only the texts the last snapshot's lacked, and
+/// kept for the next call; or, if the model fails, the index as it was (and a warning).
+async fn embed_tools(
+    kept: &Mutex<Kept>,
+    embedder: &dyn Embedder,
+    tools: &Arc<dyn Any + Send + Sync>,
+    index: Arc<ToolIndex>,
+) -> Arc<ToolIndex> {
+    let texts = index.meaning_texts();
+    let mut missing: Vec<String> = {
+        let kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+        texts
+            .iter()
+            .filter(|text| !kept.vectors.contains_key(*text))
+            .cloned()
+            .collect()
+    };
+    missing.sort_unstable();
+    missing.dedup();
+    let answer = if missing.is_empty() {
+        Ok(Vec::new())
+    } else {
+        embedder.embed(missing.clone()).await
+    };
+    let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+    let with_meanings = answer.and_then(|embedded| {
+        if embedded.len() != missing.len() {
+            return Err(EmbedError::new(format!(
+                "the embedding model returned {} vectors for {} texts",
+                embedded.len(),
+                missing.len()
+            )));
+        }
+        let mut vectors: HashMap<String, Vec<f32>> = missing.into_iter().zip(embedded).collect();
+        let ordered = texts
+            .iter()
+            .map(|text| {
+                vectors
+                    .get(text)
+                    .or_else(|| kept.vectors.get(text))
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .collect();
+        let index = (*index).clone().with_meanings(ordered)?;
+        for text in texts {
+            if let Some(vector) = kept.vectors.remove(&text) {
+                vectors.insert(text, vector);
+            }
+        }
+        kept.vectors = vectors;
+        Ok(Arc::new(index))
+    });
+    match with_meanings {
+        Ok(with_meanings) => {
+            if kept.index.as_ref().is_some_and(|(weak, _)| {
+                weak.upgrade()
+                    .is_some_and(|table| Arc::ptr_eq(&table, tools))
+            }) {
+                kept.index = Some((Arc::downgrade(tools), with_meanings.clone()));
+            }
+            with_meanings
+        }
+        Err(error) => {
+            tracing::warn!(%error, "embedding the tools failed: searching by words");
+            index
+        }
+    }
+}
+
+/// The best `limit` tools by meaning and words, or by words alone (and a warning) if the
+/// model fails on the query.
+async fn search_by_meaning<'a>(
+    embedder: &dyn Embedder,
+    index: &'a ToolIndex,
+    query: &str,
+    limit: usize,
+) -> Vec<&'a AdvertisedTool> {
+    if !index.has_meanings() || index.is_empty() {
+        return index.search(query, limit);
+    }
+    let found = embedder
+        .embed(vec![query.to_owned()])
+        .await
+        .and_then(|vectors| match <[Vec<f32>; 1]>::try_from(vectors) {
+            Ok([vector]) => index.search_with_meaning(query, &vector, limit),
+            Err(vectors) => Err(EmbedError::new(format!(
+                "the embedding model returned {} vectors for 1 text",
+                vectors.len()
+            ))),
+        });
+    found.unwrap_or_else(|error| {
+        tracing::warn!(%error, "embedding the query failed: searching by words");
+        index.search(query, limit)
+    })
+}
+
+/// The found tools as lines, then a reference to each.
+fn render(_args: &ToolSearchArgs, value: &ToolSearchValue) -> Vec<ContentBlock> {
+    if value.tools.is_empty() {
+        return vec![ContentBlock::text("No tool matches. Try other words.")];
+    }
+    let mut text = String::from("Tools found (call them by name):");
+    for tool in &value.tools {
+        let summary = tool.description.lines().next().unwrap_or_default();
+        let _ = write!(
+            text,
+            "\n- {}({}): {}",
+            tool.name,
+            tool.parameters.join(", "),
+            crate::present::shorten(summary, 200)
+        );
+    }
+    let mut blocks = vec![ContentBlock::text(text)];
+    blocks.extend(value.tools.iter().map(|tool| ContentBlock::ToolReference {
+        name: tool.name.clone(),
+    }));
+    blocks
+}
