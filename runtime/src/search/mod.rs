@@ -16,8 +16,8 @@ use std::collections::HashMap;
 use regex::RegexBuilder;
 use serde_json::Value;
 
+use meaning::Meanings;
 pub use meaning::{EmbedError, Embedder, MAX_DIMENSIONS, MEANING_WEIGHT, meaning_text};
-use meaning::{Meanings, unit};
 pub use tool::{DEFAULT_NAME, FoundTool, ToolSearch, ToolSearchArgs, ToolSearchValue};
 
 use crate::tool::AdvertisedTool;
@@ -311,23 +311,18 @@ impl ToolIndex {
         let Some(meanings) = &self.meanings else {
             return Err(EmbedError::new("the index holds no vectors"));
         };
-        if vector.len() != meanings.dimensions() {
-            return Err(EmbedError::new(format!(
-                "the query's vector has {} numbers, the tools' {}",
-                vector.len(),
-                meanings.dimensions()
-            )));
-        }
-        let vector = unit(vector).ok_or_else(|| {
-            EmbedError::new("the query's vector holds a number that is not finite")
-        })?;
+        let vector = meanings.query(vector)?;
         let words = self.word_scores(query);
         let best_words = words.values().copied().fold(0.0, f64::max);
+        let mut by_words = vec![0.0; self.tools.len()];
+        for (at, score) in words {
+            by_words[at as usize] = score / best_words;
+        }
         let ranked = meanings
             .closeness(&vector)
+            .zip(by_words)
             .zip(0..)
-            .map(|(closeness, at)| {
-                let by_words = words.get(&at).map_or(0.0, |score| score / best_words);
+            .map(|((closeness, by_words), at)| {
                 (
                     at,
                     MEANING_WEIGHT * closeness + (1.0 - MEANING_WEIGHT) * by_words,

@@ -299,14 +299,19 @@ async fn embed_tools(
     index: Arc<ToolIndex>,
 ) -> Arc<ToolIndex> {
     let texts = index.meaning_texts();
-    let mut missing: Vec<String> = {
+    // What is known is taken now: another call may replace it while the model works.
+    let mut known: HashMap<String, Vec<f32>> = {
         let kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
         texts
             .iter()
-            .filter(|text| !kept.vectors.contains_key(*text))
-            .cloned()
+            .filter_map(|text| Some((text.clone(), kept.vectors.get(text)?.clone())))
             .collect()
     };
+    let mut missing: Vec<String> = texts
+        .iter()
+        .filter(|text| !known.contains_key(*text))
+        .cloned()
+        .collect();
     missing.sort_unstable();
     missing.dedup();
     let answer = if missing.is_empty() {
@@ -314,7 +319,6 @@ async fn embed_tools(
     } else {
         embedder.embed(missing.clone()).await
     };
-    let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
     let with_meanings = answer.and_then(|embedded| {
         if embedded.len() != missing.len() {
             return Err(EmbedError::new(format!(
@@ -323,28 +327,17 @@ async fn embed_tools(
                 missing.len()
             )));
         }
-        let mut vectors: HashMap<String, Vec<f32>> = missing.into_iter().zip(embedded).collect();
+        known.extend(missing.into_iter().zip(embedded));
         let ordered = texts
             .iter()
-            .map(|text| {
-                vectors
-                    .get(text)
-                    .or_else(|| kept.vectors.get(text))
-                    .cloned()
-                    .unwrap_or_default()
-            })
+            .map(|text| known.get(text).cloned().unwrap_or_default())
             .collect();
-        let index = (*index).clone().with_meanings(ordered)?;
-        for text in texts {
-            if let Some(vector) = kept.vectors.remove(&text) {
-                vectors.insert(text, vector);
-            }
-        }
-        kept.vectors = vectors;
-        Ok(Arc::new(index))
+        Ok(Arc::new((*index).clone().with_meanings(ordered)?))
     });
     match with_meanings {
         Ok(with_meanings) => {
+            let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+            kept.vectors = known;
             if kept.index.as_ref().is_some_and(|(weak, _)| {
                 weak.upgrade()
                     .is_some_and(|table| Arc::ptr_eq(&table, tools))
