@@ -83,7 +83,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             report(&engine, &set, &position, |at, text| {
                 index
                     .search_with_meaning(text, &query_vectors[at], 10)
-                    .unwrap_or_default()
+                    .expect("the model's vectors are of one length")
             });
             return Ok(());
         }

@@ -5,7 +5,9 @@ does (`search_quality` prints the same figures for these sets; Python's and Rust
 letter differ for some combining marks, which these sets' text does not hold); each lever
 changes one thing of it.
 
-`python3 levers.py DIR` prints one JSON line per lever and set: recall@1/5/10.
+`python3 levers.py DIR` prints one JSON line per lever and set: recall@1/5/10; and, once
+`search-benchmark` has had the model embed a set (`SET.vectors.json`), the weights of meaning
+against words.
 """
 
 import bisect
@@ -150,6 +152,10 @@ class Index:
         return {word: ranked[:most] for word, ranked in self.associated.items()}
 
     def rank(self, terms: dict) -> list[int]:
+        scores = self.scores(terms)
+        return [at for at, _ in sorted(scores.items(), key=lambda s: (-s[1], s[0]))[:10]]
+
+    def scores(self, terms: dict) -> dict:
         scores = collections.defaultdict(float)
         for word, weight in terms.items():
             if word not in self.postings:
@@ -158,7 +164,7 @@ class Index:
             for at, count in self.postings[word]:
                 norm = K1 * (1 - B + B * self.lengths[at] / self.average)
                 scores[at] += weight * idf * count * (K1 + 1) / (count + norm)
-        return [at for at, _ in sorted(scores.items(), key=lambda s: (-s[1], s[0]))[:10]]
+        return scores
 
 
 def distinct(query: str) -> list[str]:
@@ -218,10 +224,57 @@ LEVERS = {
 }
 
 
-def recall(index: Index, queries: list[dict], terms) -> dict:
+def by_meaning(weight: float):
+    """`ToolIndex::search_with_meaning`: `weight` times each tool's cosine with the query, plus
+    the rest times its BM25 score over the best tool's (the engine keeps vectors in 8 bits; its
+    recall@5 on these sets is the same to the hundredth)."""
+
+    def rank(index: Index, vectors: dict, query: str) -> list[int]:
+        words = index.scores(with_variants()(index, query))
+        best = max(words.values(), default=0.0)
+        tools, asked = vectors["tools"], vectors["queries"][query]
+        scores = [weight * sum(x * y for x, y in zip(tool, asked)) for tool in tools]
+        for at, score in words.items():
+            scores[at] += (1 - weight) * score / best
+        return sorted(range(len(scores)), key=lambda at: (-scores[at], at))[:10]
+
+    return rank
+
+
+MEANING_LEVERS = {
+    "by meaning and words, meaning weighted 0.5": by_meaning(0.5),
+    "by meaning and words, meaning weighted 0.6": by_meaning(0.6),
+    "by meaning and words, meaning weighted 0.7 (what ships)": by_meaning(0.7),
+    "by meaning and words, meaning weighted 0.8": by_meaning(0.8),
+    "by meaning and words, meaning weighted 0.9": by_meaning(0.9),
+    "by the model's vectors alone": by_meaning(1.0),
+}
+
+
+def model_vectors(path: str, tools: int) -> dict | None:
+    """The vectors `search-benchmark` had the model give (its tools' texts first), scaled to
+    length 1, or None before its first run."""
+    try:
+        with open(path) as file:
+            data = json.load(file)
+    except FileNotFoundError:
+        return None
+
+    def unit(vector: list[float]) -> list[float]:
+        length = math.sqrt(sum(x * x for x in vector)) or 1.0
+        return [x / length for x in vector]
+
+    vectors = [unit(vector) for vector in data["vectors"]]
+    return {"tools": vectors[:tools], "queries": dict(zip(data["texts"][tools:], vectors[tools:]))}
+
+
+def recall(index: Index, queries: list[dict], terms, vectors=None) -> dict:
     totals = {1: 0.0, 5: 0.0, 10: 0.0}
     for query in queries:
-        top = index.rank(terms(index, query["text"]))
+        if vectors is None:
+            top = index.rank(terms(index, query["text"]))
+        else:
+            top = terms(index, vectors, query["text"])
         relevant = set(query["relevant"])
         for k in totals:
             totals[k] += len(relevant & set(top[:k])) / len(relevant)
@@ -234,6 +287,10 @@ def main() -> None:
         index = Index(data["tools"])
         for lever, terms in LEVERS.items():
             found = recall(index, data["queries"], terms)
+            print(json.dumps({"set": name, "lever": lever, **found}), flush=True)
+        vectors = model_vectors(f"{sys.argv[1]}/{name}.vectors.json", len(data["tools"]))
+        for lever, rank in MEANING_LEVERS.items() if vectors else ():
+            found = recall(index, data["queries"], rank, vectors)
             print(json.dumps({"set": name, "lever": lever, **found}), flush=True)
 
 

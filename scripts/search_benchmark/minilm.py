@@ -82,12 +82,19 @@ class MiniLM:
 
 def main() -> None:
     model_dir, texts_path, out_path = sys.argv[1:4]
-    texts = json.load(open(texts_path))
-    if os.path.exists(out_path) and json.load(open(out_path)).get("texts") == texts:
-        return
+    with open(texts_path) as file:
+        texts = json.load(file)
+    weights = os.path.join(model_dir, "model.safetensors")
+    made_by = {"model": MODEL, "weights_bytes": os.path.getsize(weights), "max_tokens": MAX_TOKENS}
+    if os.path.exists(out_path):
+        with open(out_path) as file:
+            kept = json.load(file)
+        if kept.get("texts") == texts and kept.get("made_by") == made_by:
+            return
     vectors = MiniLM(model_dir).encode(texts)
     with open(out_path + ".part", "w") as out:
-        json.dump({"model": MODEL, "texts": texts, "vectors": [[round(float(x), 7) for x in v] for v in vectors]}, out)
+        rounded = [[round(float(x), 7) for x in vector] for vector in vectors]
+        json.dump({"model": MODEL, "made_by": made_by, "texts": texts, "vectors": rounded}, out)
     os.replace(out_path + ".part", out_path)
 
 

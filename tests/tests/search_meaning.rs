@@ -6,9 +6,11 @@
 //! that what each test expects follows from the ranking alone; a real model's figures are in
 //! `docs/performance.md` (`scripts/search-benchmark`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use toolprism::access::Caller;
 use toolprism::pipeline::DispatchOptions;
 use toolprism::prelude::*;
@@ -136,6 +138,10 @@ async fn tools_are_embedded_once_per_snapshot_and_a_new_one_only_for_what_change
         .unwrap();
     search(&registry, "a film", DispatchOptions::default()).await;
     search(&registry, "a document", DispatchOptions::default()).await;
+    // A regular expression asks the model nothing.
+    let call = ToolCall::new("c", "tool_search", json!({"query": "fi.e", "regex": true}));
+    let outcome = registry.dispatch(call, Surface::Direct).await;
+    assert_eq!(outcome.value().unwrap()["tools"][0]["name"], "read_file");
     registry.register(GetWeather.into_tool_def()).unwrap();
     let found = search(&registry, "will it rain", DispatchOptions::default()).await;
     assert_eq!(found[0], "get_weather");
@@ -229,4 +235,76 @@ async fn a_caller_is_told_by_meaning_only_of_what_it_may_call() {
     );
     let alice = DispatchOptions::default().caller(caller("alice", "shell:run"));
     assert_eq!(search(&registry, query, alice).await[0], "shell");
+}
+
+/// A tool with only a name and a description.
+fn numbered(n: usize) -> ToolDef {
+    ToolDef::builder(format!("tool_{n}"))
+        .description(format!("Tool number {n}."))
+        .input_schema(json!({"type": "object"}))
+        .handler(|_: Value, _: ToolContext| async { Ok::<_, ToolError>(Value::Null) })
+        .build()
+}
+
+#[tokio::test]
+async fn the_tools_go_to_the_model_in_batches_and_after_a_failure_it_is_asked_at_the_next_snapshot()
+{
+    let asked: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
+    let failing = Arc::new(AtomicBool::new(true));
+    let embedder = {
+        let (asked, failing) = (asked.clone(), failing.clone());
+        move |texts: Vec<String>| {
+            asked.lock().unwrap().push(texts.clone());
+            let failing = failing.load(Ordering::SeqCst);
+            async move {
+                if failing {
+                    return Err(EmbedError::new("the model is down"));
+                }
+                Ok(texts.iter().map(|text| vector_of(text)).collect())
+            }
+        }
+    };
+    let registry = Registry::builder()
+        .tools((0..70).map(numbered))
+        .tool(FindMovies)
+        .tool(ToolSearch::new().embedder(embedder).tool())
+        .build()
+        .unwrap();
+    let sizes = || -> Vec<usize> {
+        asked
+            .lock()
+            .unwrap()
+            .drain(..)
+            .map(|texts| texts.len())
+            .collect()
+    };
+    // The first batch fails: the search is by words, and the rest is not asked for.
+    let found = search(&registry, "movies", DispatchOptions::default()).await;
+    assert_eq!(found, ["find_movies"]);
+    assert_eq!(sizes(), [64]);
+    // The model is up again, but this snapshot's searches stay by words for a while.
+    failing.store(false, Ordering::SeqCst);
+    assert!(
+        search(&registry, "a film", DispatchOptions::default())
+            .await
+            .is_empty()
+    );
+    assert_eq!(sizes(), Vec::<usize>::new());
+    // A new snapshot asks again: 72 tools in two batches, then the query.
+    registry.register(GetWeather.into_tool_def()).unwrap();
+    let found = search(&registry, "a film", DispatchOptions::default()).await;
+    assert_eq!(found[0], "find_movies");
+    assert_eq!(sizes(), [64, 8, 1]);
+}
+
+#[tokio::test]
+async fn a_model_that_does_not_answer_in_time_leaves_the_search_by_words() {
+    let silent = |_: Vec<String>| std::future::pending::<Result<Vec<Vec<f32>>, EmbedError>>();
+    let registry = registry(
+        ToolSearch::new()
+            .embedder(silent)
+            .embed_timeout(Duration::from_millis(20)),
+    );
+    let found = search(&registry, "a film file", DispatchOptions::default()).await;
+    assert_eq!(found, ["read_file"]);
 }

@@ -17,7 +17,10 @@ use regex::RegexBuilder;
 use serde_json::Value;
 
 use meaning::Meanings;
-pub use meaning::{EmbedError, Embedder, MAX_DIMENSIONS, MEANING_WEIGHT, meaning_text};
+pub use meaning::{
+    EMBED_BATCH, EMBED_RETRY, EMBED_TIMEOUT, EmbedError, Embedder, MAX_DIMENSIONS, MEANING_WEIGHT,
+    meaning_text,
+};
 pub use tool::{DEFAULT_NAME, FoundTool, ToolSearch, ToolSearchArgs, ToolSearchValue};
 
 use crate::tool::AdvertisedTool;
@@ -265,9 +268,15 @@ impl ToolIndex {
     /// [`meaning_texts`](Self::meaning_texts), for
     /// [`search_with_meaning`](Self::search_with_meaning). Refused unless they are one vector
     /// per tool, all of one length from 1 to [`MAX_DIMENSIONS`], every number finite.
-    pub fn with_meanings(mut self, vectors: Vec<Vec<f32>>) -> Result<Self, EmbedError> {
-        self.meanings = Some(Meanings::checked(vectors, self.tools.len())?);
-        Ok(self)
+    pub fn with_meanings(self, vectors: Vec<Vec<f32>>) -> Result<Self, EmbedError> {
+        let vectors = meaning::checked(vectors, self.tools.len())?;
+        Ok(self.with_quantized(Meanings::of(&vectors)?))
+    }
+
+    /// The index with these vectors, one per tool.
+    fn with_quantized(mut self, meanings: Meanings) -> Self {
+        self.meanings = Some(meanings);
+        self
     }
 
     /// Whether it holds the tools' vectors.
@@ -311,6 +320,9 @@ impl ToolIndex {
         let Some(meanings) = &self.meanings else {
             return Err(EmbedError::new("the index holds no vectors"));
         };
+        if self.tools.is_empty() {
+            return Ok(Vec::new());
+        }
         let vector = meanings.query(vector)?;
         let words = self.word_scores(query);
         let best_words = words.values().copied().fold(0.0, f64::max);

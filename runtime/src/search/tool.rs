@@ -6,12 +6,15 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::meaning::{EmbedError, Embedder};
+use super::meaning::{
+    EMBED_RETRY, EMBED_TIMEOUT, EmbedError, Embedder, Meanings, Quantized, checked, embed_all,
+};
 use super::{MAX_QUERY_CHARS, ToolIndex};
 use crate::context::ToolContext;
 use crate::error::ToolError;
@@ -85,14 +88,19 @@ pub struct ToolSearchValue {
 /// # });
 /// ```
 ///
-/// With an [`Embedder`] it also searches by meaning ([`ToolIndex::search_with_meaning`]): the
-/// tools are embedded once per snapshot (only the texts the previous snapshot lacked), the query
-/// once per call. If the model fails, or returns what is not one finite vector per text of one
-/// length, the search is by words, and a warning says why.
+/// With an [`Embedder`] it also searches by meaning ([`ToolIndex::search_with_meaning`]), and
+/// then returns `limit` tools whatever the query, the closest first. The tools are embedded at
+/// a snapshot's first search (only the texts the previous snapshot lacked; calls that start
+/// together may each ask), the query at each search. If the model fails, takes longer than
+/// [`EMBED_TIMEOUT`](super::EMBED_TIMEOUT) a call, or returns what is not one finite vector
+/// per text of one length, the search is by words and a warning says why; after the tools
+/// could not be embedded, a snapshot's searches go by words for
+/// [`EMBED_RETRY`](super::EMBED_RETRY) before the model is asked again.
 #[derive(Clone)]
 pub struct ToolSearch {
     name: String,
     embedder: Option<Arc<dyn Embedder>>,
+    embed_timeout: Duration,
 }
 
 impl fmt::Debug for ToolSearch {
@@ -101,6 +109,7 @@ impl fmt::Debug for ToolSearch {
             .debug_struct("ToolSearch")
             .field("name", &self.name)
             .field("embedder", &self.embedder.is_some())
+            .field("embed_timeout", &self.embed_timeout)
             .finish()
     }
 }
@@ -118,9 +127,17 @@ struct Kept {
     /// held, the allocation of that snapshot's tools cannot be reused by another's, so a
     /// pointer that matches is that snapshot.
     index: Option<(Weak<dyn Any + Send + Sync>, Arc<ToolIndex>)>,
-    /// The vectors of the last snapshot's tools by their texts, so that the next embeds only
+    /// The vectors of the kept snapshot's tools by their texts, so that the next embeds only
     /// what changed.
-    vectors: HashMap<String, Vec<f32>>,
+    vectors: HashMap<String, Quantized>,
+    /// When embedding a snapshot's tools last failed, and which snapshot's.
+    failed: Option<(Weak<dyn Any + Send + Sync>, Instant)>,
+}
+
+/// Whether `weak` still names `tools`.
+fn is(weak: &Weak<dyn Any + Send + Sync>, tools: &Arc<dyn Any + Send + Sync>) -> bool {
+    weak.upgrade()
+        .is_some_and(|table| Arc::ptr_eq(&table, tools))
 }
 
 impl ToolSearch {
@@ -129,6 +146,7 @@ impl ToolSearch {
         Self {
             name: DEFAULT_NAME.to_owned(),
             embedder: None,
+            embed_timeout: EMBED_TIMEOUT,
         }
     }
 
@@ -177,10 +195,19 @@ impl ToolSearch {
         self
     }
 
+    /// How long one call of the embedding model may take before the search goes by words
+    /// ([`EMBED_TIMEOUT`](super::EMBED_TIMEOUT) unless told).
+    #[must_use]
+    pub fn embed_timeout(mut self, timeout: Duration) -> Self {
+        self.embed_timeout = timeout;
+        self
+    }
+
     /// The tool, to register.
     pub fn tool(&self) -> ToolDef {
         let kept: Arc<Mutex<Kept>> = Arc::default();
         let embedder = self.embedder.clone();
+        let timeout = self.embed_timeout;
         let mut def = ToolDef::builder(self.name.as_str())
             .description(
                 "Finds tools by what they do. Call it when none of the tools you have fits the task: \
@@ -191,7 +218,10 @@ impl ToolSearch {
             .handler(move |args: ToolSearchArgs, cx: ToolContext| {
                 let kept = kept.clone();
                 let embedder = embedder.clone();
-                async move { search_call(&kept, embedder.as_deref(), &args, &cx).await }
+                async move {
+                    let model = embedder.as_deref().map(|embedder| (embedder, timeout));
+                    search_call(&kept, model, &args, &cx).await
+                }
             })
             .render(render)
             .build()
@@ -207,9 +237,12 @@ impl ToolSearch {
 /// The name [`ToolSearch`] registers under unless told otherwise.
 pub const DEFAULT_NAME: &str = "tool_search";
 
+/// An embedding model, and how long a call of it may take.
+type Model<'a> = (&'a dyn Embedder, Duration);
+
 async fn search_call(
     kept: &Mutex<Kept>,
-    embedder: Option<&dyn Embedder>,
+    model: Option<Model<'_>>,
     args: &ToolSearchArgs,
     cx: &ToolContext,
 ) -> Result<ToolSearchValue, ToolError> {
@@ -220,15 +253,15 @@ async fn search_call(
     // it may not.
     let caller = cx.caller();
     let ranked = if caller.is_some() { index.len() } else { limit };
-    let found = match embedder {
+    let found = match model {
         _ if args.regex => index
             .search_regex(&args.query, ranked)
             .map_err(|problem| ToolError::new(problem).with_code("INVALID_PATTERN"))?,
-        Some(embedder) => {
+        Some(model) => {
             if !index.has_meanings() {
-                index = embed_tools(kept, embedder, &tools, index).await;
+                index = embed_tools(kept, model, &tools, index).await;
             }
-            search_by_meaning(embedder, &index, &args.query, ranked).await
+            search_by_meaning(model, &index, &args.query, ranked).await
         }
         None => index.search(&args.query, ranked),
     };
@@ -271,9 +304,7 @@ fn snapshot_index(
 ) -> Result<Arc<ToolIndex>, ToolError> {
     let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
     if let Some((weak, index)) = &kept.index
-        && weak
-            .upgrade()
-            .is_some_and(|table| Arc::ptr_eq(&table, tools))
+        && is(weak, tools)
     {
         return Ok(index.clone());
     }
@@ -290,18 +321,25 @@ fn snapshot_index(
     Ok(index)
 }
 
-/// The index with its tools' vectors, embedding only the texts the last snapshot's lacked, and
-/// kept for the next call; or, if the model fails, the index as it was (and a warning).
+/// The index with its tools' vectors, embedding only the texts the kept snapshot's lacked,
+/// and kept for the next call; or, if the model fails (or failed for this snapshot less than
+/// [`EMBED_RETRY`] ago), the index as it was, and a warning.
 async fn embed_tools(
     kept: &Mutex<Kept>,
-    embedder: &dyn Embedder,
+    (embedder, timeout): Model<'_>,
     tools: &Arc<dyn Any + Send + Sync>,
     index: Arc<ToolIndex>,
 ) -> Arc<ToolIndex> {
     let texts = index.meaning_texts();
     // What is known is taken now: another call may replace it while the model works.
-    let mut known: HashMap<String, Vec<f32>> = {
+    let mut known: HashMap<String, Quantized> = {
         let kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((weak, at)) = &kept.failed
+            && is(weak, tools)
+            && at.elapsed() < EMBED_RETRY
+        {
+            return index;
+        }
         texts
             .iter()
             .filter_map(|text| Some((text.clone(), kept.vectors.get(text)?.clone())))
@@ -314,40 +352,30 @@ async fn embed_tools(
         .collect();
     missing.sort_unstable();
     missing.dedup();
-    let answer = if missing.is_empty() {
-        Ok(Vec::new())
-    } else {
-        embedder.embed(missing.clone()).await
-    };
-    let with_meanings = answer.and_then(|embedded| {
-        if embedded.len() != missing.len() {
-            return Err(EmbedError::new(format!(
-                "the embedding model returned {} vectors for {} texts",
-                embedded.len(),
-                missing.len()
-            )));
-        }
-        known.extend(missing.into_iter().zip(embedded));
-        let ordered = texts
-            .iter()
-            .map(|text| known.get(text).cloned().unwrap_or_default())
-            .collect();
-        Ok(Arc::new((*index).clone().with_meanings(ordered)?))
-    });
-    match with_meanings {
-        Ok(with_meanings) => {
-            let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
-            kept.vectors = known;
-            if kept.index.as_ref().is_some_and(|(weak, _)| {
-                weak.upgrade()
-                    .is_some_and(|table| Arc::ptr_eq(&table, tools))
-            }) {
+    let answer = embed_all(embedder, missing.clone(), timeout).await;
+    let meanings = answer
+        .and_then(|vectors| checked(vectors, missing.len()))
+        .and_then(|vectors| {
+            known.extend(missing.into_iter().zip(vectors));
+            let ordered = texts.iter().filter_map(|text| known.get(text));
+            Meanings::of(ordered)
+        });
+    let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+    match meanings {
+        Ok(meanings) => {
+            let with_meanings = Arc::new((*index).clone().with_quantized(meanings));
+            // Kept only while this is the kept snapshot: a call that started on an older one
+            // does not undo a newer's.
+            if kept.index.as_ref().is_some_and(|(weak, _)| is(weak, tools)) {
                 kept.index = Some((Arc::downgrade(tools), with_meanings.clone()));
+                kept.vectors = known;
+                kept.failed = None;
             }
             with_meanings
         }
         Err(error) => {
             tracing::warn!(%error, "embedding the tools failed: searching by words");
+            kept.failed = Some((Arc::downgrade(tools), Instant::now()));
             index
         }
     }
@@ -356,7 +384,7 @@ async fn embed_tools(
 /// The best `limit` tools by meaning and words, or by words alone (and a warning) if the
 /// model fails on the query.
 async fn search_by_meaning<'a>(
-    embedder: &dyn Embedder,
+    (embedder, timeout): Model<'_>,
     index: &'a ToolIndex,
     query: &str,
     limit: usize,
@@ -364,8 +392,7 @@ async fn search_by_meaning<'a>(
     if !index.has_meanings() || index.is_empty() {
         return index.search(query, limit);
     }
-    let found = embedder
-        .embed(vec![query.to_owned()])
+    let found = embed_all(embedder, vec![query.to_owned()], timeout)
         .await
         .and_then(|vectors| match <[Vec<f32>; 1]>::try_from(vectors) {
             Ok([vector]) => index.search_with_meaning(query, &vector, limit),
