@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use futures_util::future::{Either, select};
 
-use super::plain_words;
+use super::text::plain_words;
 use crate::BoxFuture;
 use crate::tool::AdvertisedTool;
 
