@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::meaning::{
-    EMBED_RETRY, EMBED_TIMEOUT, EmbedError, Embedder, Meanings, Quantized, checked, embed_all,
+    EMBED_RETRY, EMBED_TIMEOUT, Embedder, Meanings, Quantized, checked, embed_all,
 };
 use super::{MAX_QUERY_CHARS, ToolIndex};
 use crate::context::ToolContext;
@@ -394,12 +394,10 @@ async fn search_by_meaning<'a>(
     }
     let found = embed_all(embedder, vec![query.to_owned()], timeout)
         .await
-        .and_then(|vectors| match <[Vec<f32>; 1]>::try_from(vectors) {
-            Ok([vector]) => index.search_with_meaning(query, &vector, limit),
-            Err(vectors) => Err(EmbedError::new(format!(
-                "the embedding model returned {} vectors for 1 text",
-                vectors.len()
-            ))),
+        .and_then(|vectors| {
+            // `embed_all` answers one vector for one text, or an error.
+            let vector = vectors.into_iter().next().unwrap_or_default();
+            index.search_with_meaning(query, &vector, limit)
         });
     found.unwrap_or_else(|error| {
         tracing::warn!(%error, "embedding the query failed: searching by words");
