@@ -308,3 +308,44 @@ async fn a_model_that_does_not_answer_in_time_leaves_the_search_by_words() {
     let found = search(&registry, "a film file", DispatchOptions::default()).await;
     assert_eq!(found, ["read_file"]);
 }
+
+#[tokio::test]
+async fn calls_that_start_while_the_tools_are_embedded_wait_for_that_one_embedding() {
+    let asked: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
+    // A model that takes a turn of the executor before it answers, as a real one would.
+    let embedder = {
+        let asked = asked.clone();
+        move |texts: Vec<String>| {
+            asked.lock().unwrap().push(texts.clone());
+            async move {
+                tokio::task::yield_now().await;
+                Ok(texts.iter().map(|text| vector_of(text)).collect())
+            }
+        }
+    };
+    let registry = registry(ToolSearch::new().embedder(embedder));
+    // A call that started the embedding, then was dropped: the embedding goes on for the rest.
+    let mut dropped = Box::pin(search(&registry, "a film", DispatchOptions::default()));
+    std::future::poll_fn(|context| {
+        assert!(dropped.as_mut().poll(context).is_pending());
+        std::task::Poll::Ready(())
+    })
+    .await;
+    drop(dropped);
+    let (films, documents, rain) = tokio::join!(
+        search(&registry, "a film", DispatchOptions::default()),
+        search(&registry, "a document", DispatchOptions::default()),
+        search(&registry, "will it rain", DispatchOptions::default()),
+    );
+    assert_eq!(
+        (films[0].as_str(), documents[0].as_str(), rain[0].as_str()),
+        ("find_movies", "read_file", "get_weather")
+    );
+    let tool_batches = asked
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|texts| texts.len() > 1)
+        .count();
+    assert_eq!(tool_batches, 1);
+}

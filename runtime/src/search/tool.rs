@@ -8,6 +8,8 @@ use std::fmt::{self, Write as _};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
+use futures_util::FutureExt as _;
+use futures_util::future::Shared;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -16,6 +18,7 @@ use super::meaning::{
     EMBED_RETRY, EMBED_TIMEOUT, Embedder, Meanings, Quantized, checked, embed_all,
 };
 use super::{MAX_QUERY_CHARS, ToolIndex};
+use crate::BoxFuture;
 use crate::context::ToolContext;
 use crate::error::ToolError;
 use crate::present::ContentBlock;
@@ -91,10 +94,10 @@ pub struct ToolSearchValue {
 /// With an [`Embedder`] it also searches by meaning ([`ToolIndex::search_with_meaning`]), and
 /// then returns `limit` tools whatever the query, the closest first. The tools are embedded at
 /// a snapshot's first search (only the texts the previous snapshot lacked; calls that start
-/// together may each ask), the query at each search. If the model fails, takes longer than
-/// [`EMBED_TIMEOUT`](super::EMBED_TIMEOUT) a call, or returns what is not one finite vector
-/// per text of one length, the search is by words and a warning says why; after the tools
-/// could not be embedded, a snapshot's searches go by words for
+/// while that runs await it, so the model is asked once), the query at each search. If the
+/// model fails, takes longer than [`EMBED_TIMEOUT`](super::EMBED_TIMEOUT) a call, or returns
+/// what is not one finite vector per text of one length, the search is by words and a warning
+/// says why; after the tools could not be embedded, a snapshot's searches go by words for
 /// [`EMBED_RETRY`](super::EMBED_RETRY) before the model is asked again.
 #[derive(Clone)]
 pub struct ToolSearch {
@@ -132,7 +135,14 @@ struct Kept {
     vectors: HashMap<String, Quantized>,
     /// When embedding a snapshot's tools last failed, and which snapshot's.
     failed: Option<(Weak<dyn Any + Send + Sync>, Instant)>,
+    /// The embedding of a snapshot's tools under way, and which snapshot's: calls that start
+    /// while it runs await it too, so that however many search at once the model is asked once.
+    embedding: Option<(Weak<dyn Any + Send + Sync>, Embedding)>,
 }
+
+/// The index with its snapshot's vectors, as the embedding of its tools gives it (or without
+/// them, if the model failed).
+type Embedding = Shared<BoxFuture<'static, Arc<ToolIndex>>>;
 
 /// Whether `weak` still names `tools`.
 fn is(weak: &Weak<dyn Any + Send + Sync>, tools: &Arc<dyn Any + Send + Sync>) -> bool {
@@ -217,11 +227,8 @@ impl ToolSearch {
             .returns::<ToolSearchValue>()
             .handler(move |args: ToolSearchArgs, cx: ToolContext| {
                 let kept = kept.clone();
-                let embedder = embedder.clone();
-                async move {
-                    let model = embedder.as_deref().map(|embedder| (embedder, timeout));
-                    search_call(&kept, model, &args, &cx).await
-                }
+                let model = embedder.clone().map(|embedder| (embedder, timeout));
+                async move { search_call(&kept, model, &args, &cx).await }
             })
             .render(render)
             .build()
@@ -238,11 +245,11 @@ impl ToolSearch {
 pub const DEFAULT_NAME: &str = "tool_search";
 
 /// An embedding model, and how long a call of it may take.
-type Model<'a> = (&'a dyn Embedder, Duration);
+type Model = (Arc<dyn Embedder>, Duration);
 
 async fn search_call(
-    kept: &Mutex<Kept>,
-    model: Option<Model<'_>>,
+    kept: &Arc<Mutex<Kept>>,
+    model: Option<Model>,
     args: &ToolSearchArgs,
     cx: &ToolContext,
 ) -> Result<ToolSearchValue, ToolError> {
@@ -259,9 +266,9 @@ async fn search_call(
             .map_err(|problem| ToolError::new(problem).with_code("INVALID_PATTERN"))?,
         Some(model) => {
             if !index.has_meanings() {
-                index = embed_tools(kept, model, &tools, index).await;
+                index = embedding(kept, &model, &tools, index).await;
             }
-            search_by_meaning(model, &index, &args.query, ranked).await
+            search_by_meaning(&model, &index, &args.query, ranked).await
         }
         None => index.search(&args.query, ranked),
     };
@@ -321,21 +328,52 @@ fn snapshot_index(
     Ok(index)
 }
 
+/// The index with its snapshot's vectors: from the embedding of its tools under way, or from
+/// one started now.
+async fn embedding(
+    kept: &Arc<Mutex<Kept>>,
+    model: &Model,
+    tools: &Arc<dyn Any + Send + Sync>,
+    index: Arc<ToolIndex>,
+) -> Arc<ToolIndex> {
+    let embedding = {
+        let mut kept_now = kept.lock().unwrap_or_else(PoisonError::into_inner);
+        match &kept_now.embedding {
+            Some((weak, embedding)) if is(weak, tools) => embedding.clone(),
+            _ => {
+                // The embedding knows what it keeps by a weak reference: kept in it, a strong
+                // one would keep both alive if every call awaiting it were dropped.
+                let embedding =
+                    embed_tools(Arc::downgrade(kept), model.clone(), tools.clone(), index)
+                        .boxed()
+                        .shared();
+                kept_now.embedding = Some((Arc::downgrade(tools), embedding.clone()));
+                embedding
+            }
+        }
+    };
+    embedding.await
+}
+
 /// The index with its tools' vectors, embedding only the texts the kept snapshot's lacked,
 /// and kept for the next call; or, if the model fails (or failed for this snapshot less than
 /// [`EMBED_RETRY`] ago), the index as it was, and a warning.
 async fn embed_tools(
-    kept: &Mutex<Kept>,
-    (embedder, timeout): Model<'_>,
-    tools: &Arc<dyn Any + Send + Sync>,
+    kept: Weak<Mutex<Kept>>,
+    (embedder, timeout): Model,
+    tools: Arc<dyn Any + Send + Sync>,
     index: Arc<ToolIndex>,
 ) -> Arc<ToolIndex> {
     let texts = index.meaning_texts();
-    // What is known is taken now: another call may replace it while the model works.
+    // What is known is taken now: another call may replace it while the model works. What
+    // keeps it is not held across the model's call (see `embedding`).
     let mut known: HashMap<String, Quantized> = {
+        let Some(kept) = kept.upgrade() else {
+            return index;
+        };
         let kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((weak, at)) = &kept.failed
-            && is(weak, tools)
+            && is(weak, &tools)
             && at.elapsed() < EMBED_RETRY
         {
             return index;
@@ -352,7 +390,7 @@ async fn embed_tools(
         .collect();
     missing.sort_unstable();
     missing.dedup();
-    let answer = embed_all(embedder, missing.clone(), timeout).await;
+    let answer = embed_all(embedder.as_ref(), missing.clone(), timeout).await;
     let meanings = answer
         .and_then(|vectors| checked(vectors, missing.len()))
         .and_then(|vectors| {
@@ -360,14 +398,28 @@ async fn embed_tools(
             let ordered = texts.iter().filter_map(|text| known.get(text));
             Meanings::of(ordered)
         });
+    let Some(kept) = kept.upgrade() else {
+        return index;
+    };
     let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
+    if kept
+        .embedding
+        .as_ref()
+        .is_some_and(|(weak, _)| is(weak, &tools))
+    {
+        kept.embedding = None;
+    }
     match meanings {
         Ok(meanings) => {
             let with_meanings = Arc::new((*index).clone().with_quantized(meanings));
             // Kept only while this is the kept snapshot: a call that started on an older one
             // does not undo a newer's.
-            if kept.index.as_ref().is_some_and(|(weak, _)| is(weak, tools)) {
-                kept.index = Some((Arc::downgrade(tools), with_meanings.clone()));
+            if kept
+                .index
+                .as_ref()
+                .is_some_and(|(weak, _)| is(weak, &tools))
+            {
+                kept.index = Some((Arc::downgrade(&tools), with_meanings.clone()));
                 kept.vectors = known;
                 kept.failed = None;
             }
@@ -375,7 +427,7 @@ async fn embed_tools(
         }
         Err(error) => {
             tracing::warn!(%error, "embedding the tools failed: searching by words");
-            kept.failed = Some((Arc::downgrade(tools), Instant::now()));
+            kept.failed = Some((Arc::downgrade(&tools), Instant::now()));
             index
         }
     }
@@ -384,7 +436,7 @@ async fn embed_tools(
 /// The best `limit` tools by meaning and words, or by words alone (and a warning) if the
 /// model fails on the query.
 async fn search_by_meaning<'a>(
-    (embedder, timeout): Model<'_>,
+    (embedder, timeout): &Model,
     index: &'a ToolIndex,
     query: &str,
     limit: usize,
@@ -392,7 +444,7 @@ async fn search_by_meaning<'a>(
     if !index.has_meanings() || index.is_empty() {
         return index.search(query, limit);
     }
-    let found = embed_all(embedder, vec![query.to_owned()], timeout)
+    let found = embed_all(embedder.as_ref(), vec![query.to_owned()], *timeout)
         .await
         .and_then(|vectors| {
             // `embed_all` answers one vector for one text, or an error.
