@@ -1,6 +1,6 @@
 //! Tool search's quality on a tool-retrieval set written by `scripts/search_benchmark/sets.py`:
-//! every tool registered (its name made a valid tool name, its parameters' names and
-//! descriptions as its input schema), each query searched, and recall@1/5/10, nDCG@10 and the
+//! every tool registered (its name made a valid tool name, its parameters' names, descriptions
+//! and listed values as its input schema), each query searched, and recall@1/5/10, nDCG@10 and the
 //! mean time of a query printed as one JSON line. Run by `scripts/search-benchmark`.
 //!
 //! - `search_quality SET.json`: by words.
@@ -30,7 +30,8 @@ struct Set {
 struct Tool {
     name: String,
     description: String,
-    parameters: Vec<(String, String)>,
+    /// Each parameter's name, description and the values it is limited to.
+    parameters: Vec<(String, String, Vec<String>)>,
 }
 
 #[derive(Deserialize)]
@@ -179,13 +180,19 @@ fn count(n: usize) -> f64 {
     f64::from(u32::try_from(n).unwrap_or(u32::MAX))
 }
 
-/// The tool as a registry holds it: what search reads (name, description, parameters' names
-/// and descriptions), and a body that is never called.
+/// The tool as a registry holds it: what search reads (name, description, parameters' names,
+/// descriptions and listed values), and a body that is never called.
 fn definition(name: String, tool: &Tool) -> ToolDef {
     let properties: Map<String, Value> = tool
         .parameters
         .iter()
-        .map(|(name, description)| (name.clone(), json!({"description": description})))
+        .map(|(name, description, values)| {
+            let mut parameter = json!({"description": description});
+            if !values.is_empty() {
+                parameter["enum"] = json!(values);
+            }
+            (name.clone(), parameter)
+        })
         .collect();
     let description = if tool.description.trim().is_empty() {
         tool.name.clone()

@@ -1,7 +1,7 @@
 """Plain BM25 on a set of `sets.py`, as a new user of each library would run it: `rank_bm25`'s
 `BM25Okapi` over lower-cased, whitespace-split text, and `bm25s` with its own tokenizer
 (English stop words) and defaults. Each tool's text is what toolprism's search reads: its name,
-description, and each parameter's name and description.
+description, and each parameter's name, description and listed values.
 
 `python3 baselines.py SET.json` prints one JSON line per library: recall@1/5/10, nDCG@10 and
 the mean time of a query.
@@ -18,8 +18,8 @@ from rank_bm25 import BM25Okapi
 
 def document(tool: dict) -> str:
     parts = [tool["name"], tool["description"]]
-    for name, description in tool["parameters"]:
-        parts += [name, description]
+    for name, description, values in tool["parameters"]:
+        parts += [name, description, *values]
     return " ".join(parts)
 
 

@@ -67,13 +67,15 @@ def tool_names(tools: list[dict]) -> list[str]:
     return names
 
 
-def searchable_text(tool: dict, name: str) -> str:
+def searchable_text(tool: dict, name: str, listed: bool = True) -> str:
     """What `search_quality` registers and the engine reads: the name twice, the description,
-    each parameter's name and description."""
+    each parameter's name, description and listed values (not with `listed=False`)."""
     description = tool["description"] if tool["description"].strip() else tool["name"]
     text = f"{name} {name} {description}"
-    for parameter, about in sorted(tool["parameters"]):
+    for parameter, about, values in sorted(tool["parameters"]):
         text += f" {parameter} {about or ''}"
+        if listed:
+            text += "".join(f" {value}" for value in values)
     return text
 
 
@@ -87,9 +89,9 @@ def shared_prefix(a: str, b: str) -> int:
 
 
 class Index:
-    def __init__(self, tools: list[dict]):
+    def __init__(self, tools: list[dict], listed: bool = True):
         named = zip(tools, tool_names(tools))
-        docs = [words(searchable_text(tool, name)) for tool, name in named]
+        docs = [words(searchable_text(tool, name, listed)) for tool, name in named]
         self.lengths = [len(doc) for doc in docs]
         self.average = sum(self.lengths) / len(docs)
         self.postings = collections.defaultdict(list)
@@ -287,6 +289,13 @@ def main() -> None:
         index = Index(data["tools"])
         for lever, terms in LEVERS.items():
             found = recall(index, data["queries"], terms)
+            print(json.dumps({"set": name, "lever": lever, **found}), flush=True)
+        unlisted = Index(data["tools"], listed=False)
+        for lever, terms in {
+            "parameters' listed values left out": with_variants(),
+            "neither listed values nor variants": without_variants,
+        }.items():
+            found = recall(unlisted, data["queries"], terms)
             print(json.dumps({"set": name, "lever": lever, **found}), flush=True)
         vectors = model_vectors(f"{sys.argv[1]}/{name}.vectors.json", len(data["tools"]))
         for lever, rank in MEANING_LEVERS.items() if vectors else ():

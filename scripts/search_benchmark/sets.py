@@ -40,10 +40,51 @@ def lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def parameters(schema: dict) -> list[list[str]]:
+MAX_LISTED_VALUES, MAX_LISTED_SCHEMAS = 32, 64
+
+
+def listed_values(parameter, root: dict) -> list[str]:
+    """`search::listed_values`: the strings a parameter is limited to (`enum`, a branch's
+    `const`), or its array's items are, through the schema's own `$ref`s."""
+    found, to_read, read = [], [parameter], 0
+    while to_read:
+        schema = to_read.pop()
+        read += 1
+        if read > MAX_LISTED_SCHEMAS or len(found) == MAX_LISTED_VALUES:
+            break
+        if not isinstance(schema, dict):
+            continue
+        listed = schema.get("enum") if isinstance(schema.get("enum"), list) else []
+        for value in listed + [schema.get("const")]:
+            if isinstance(value, str) and len(found) < MAX_LISTED_VALUES:
+                found.append(value)
+        following = []
+        reference = schema.get("$ref")
+        if isinstance(reference, str) and reference.startswith("#"):
+            target = root
+            for part in reference[1:].split("/")[1:]:
+                part = part.replace("~1", "/").replace("~0", "~")
+                target = target.get(part) if isinstance(target, dict) else None
+            if target is not None:
+                following.append(target)
+        for key in ("oneOf", "anyOf", "allOf"):
+            if isinstance(schema.get(key), list):
+                following += schema[key]
+        if "items" in schema:
+            following.append(schema["items"])
+        to_read += reversed(following[:MAX_LISTED_SCHEMAS])
+    return found
+
+
+def parameters(schema: dict) -> list[list]:
+    """Each parameter's name, description and listed values."""
     properties = schema.get("properties", {}) if isinstance(schema, dict) else {}
     return [
-        [name, str(spec.get("description", "")) if isinstance(spec, dict) else ""]
+        [
+            name,
+            str(spec.get("description", "")) if isinstance(spec, dict) else "",
+            listed_values(spec, schema),
+        ]
         for name, spec in properties.items()
     ]
 
@@ -102,7 +143,7 @@ def mcp(root: Path) -> dict:
                 {
                     "name": tool["name"],
                     "description": tool.get("description") or "",
-                    "parameters": [[name, str(text)] for name, text in (tool.get("parameter") or {}).items()],
+                    "parameters": [[name, str(text), []] for name, text in (tool.get("parameter") or {}).items()],
                 }
             )
     queries = []

@@ -122,6 +122,75 @@ fn a_query_word_the_tools_lack_is_read_as_their_closest_words() {
     assert!(names("lab").is_empty());
 }
 
+/// A temperature's unit.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Unit {
+    Celsius,
+    Fahrenheit,
+}
+
+/// How a route is travelled.
+#[derive(Debug, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum Mode {
+    /// By car.
+    Driving,
+    /// On foot.
+    Walking,
+}
+
+/// Gets the current conditions at a place.
+#[tool]
+fn conditions(#[arg] place: String, #[arg] unit: Option<Unit>) -> String {
+    format!("{place} {unit:?}")
+}
+
+/// Plans a route between two places.
+#[tool]
+fn route(#[arg] from: String, #[arg] to: String, #[arg] modes: Vec<Mode>) -> String {
+    format!("{from} {to} {modes:?}")
+}
+
+#[test]
+fn a_tool_is_found_by_the_values_its_parameters_are_limited_to() {
+    // 33 values, and a parameter whose schema refers to itself.
+    let many: Vec<Value> = (0..32)
+        .map(|n| format!("choice{n}"))
+        .chain(["xylophone".to_owned()])
+        .map(|value| json!({"const": value}))
+        .collect();
+    let hostile = described("pick", "Picks one.").with_advertised_input_schema(json!({
+        "type": "object",
+        "properties": {
+            "choice": {"oneOf": many},
+            "looping": {"$ref": "#/properties/looping", "anyOf": [{"$ref": "#"}]},
+        },
+    }));
+    let registry = Registry::builder()
+        .tool(Conditions)
+        .tool(Route)
+        .tool(hostile)
+        .build()
+        .unwrap();
+    let snapshot = registry.snapshot();
+    let index = ToolIndex::new(snapshot.definitions());
+    let names = |query: &str| -> Vec<String> {
+        index
+            .search(query, 5)
+            .iter()
+            .map(|tool| tool.name().to_owned())
+            .collect()
+    };
+    // `Option<Unit>`: an `anyOf` of a `$ref` to an `enum`, and null.
+    assert_eq!(names("how warm is it, in fahrenheit"), ["conditions"]);
+    // `Vec<Mode>`: the items' `$ref` to a `oneOf` of a `const` each (its variants have docs).
+    assert_eq!(names("walking"), ["route"]);
+    // The first 32 values of a parameter are read, no more.
+    assert_eq!(names("choice31"), ["pick"]);
+    assert!(names("xylophone").is_empty());
+}
+
 /// The first 60 tools of the corpus, by name and description alone, and their index: built
 /// once for every case of the property below.
 static SMALL_INDEX: LazyLock<(Vec<(String, String)>, ToolIndex)> = LazyLock::new(|| {

@@ -64,8 +64,15 @@ fn shared_prefix(a: &str, b: &str) -> usize {
     a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
 }
 
+/// The most values of one parameter's fixed list a tool is searched by: past it (every
+/// country's code, say) the list would outweigh the tool's own words.
+pub const MAX_LISTED_VALUES: usize = 32;
+/// How many schemas of one parameter are read looking for its listed values, `$ref`s and
+/// branches included: a schema's size or cycles cannot make indexing costly.
+const MAX_LISTED_SCHEMAS: usize = 64;
+
 /// What a tool is searched by: its name (twice: a name says most), title, description, and
-/// each parameter's name and description.
+/// each parameter's name, description and listed values ([`listed_values`]).
 fn searchable_text(tool: &AdvertisedTool) -> String {
     let mut text = format!("{0} {0}", tool.name());
     if let Some(title) = &tool.about().title {
@@ -74,21 +81,69 @@ fn searchable_text(tool: &AdvertisedTool) -> String {
     }
     text.push(' ');
     text.push_str(tool.description());
-    if let Some(properties) = tool
-        .input_schema()
-        .get("properties")
-        .and_then(Value::as_object)
-    {
-        for (name, schema) in properties {
+    let schema = tool.input_schema();
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, parameter) in properties {
             text.push(' ');
             text.push_str(name);
-            if let Some(description) = schema.get("description").and_then(Value::as_str) {
+            if let Some(description) = parameter.get("description").and_then(Value::as_str) {
                 text.push(' ');
                 text.push_str(description);
+            }
+            for value in listed_values(parameter, schema) {
+                text.push(' ');
+                text.push_str(value);
             }
         }
     }
     text
+}
+
+/// The strings a parameter is limited to (its `enum`, or the `const` of each branch of a
+/// `oneOf` or `anyOf`), or its array's items are, through the schema's own `$ref`s: words a
+/// request often names ("in fahrenheit" for `unit: "celsius" | "fahrenheit"`). At most
+/// [`MAX_LISTED_VALUES`], from at most [`MAX_LISTED_SCHEMAS`] schemas read.
+fn listed_values<'a>(parameter: &'a Value, root: &'a Value) -> Vec<&'a str> {
+    let mut found = Vec::new();
+    let mut to_read = vec![parameter];
+    let mut read = 0;
+    while let Some(schema) = to_read.pop() {
+        read += 1;
+        if read > MAX_LISTED_SCHEMAS || found.len() == MAX_LISTED_VALUES {
+            break;
+        }
+        let Some(schema) = schema.as_object() else {
+            continue;
+        };
+        let listed = schema
+            .get("enum")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten();
+        for value in listed.chain(schema.get("const")).filter_map(Value::as_str) {
+            if found.len() == MAX_LISTED_VALUES {
+                break;
+            }
+            found.push(value);
+        }
+        let referred = schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|reference| root.pointer(reference.strip_prefix('#')?));
+        let branches = ["oneOf", "anyOf", "allOf"]
+            .into_iter()
+            .filter_map(|key| schema.get(key).and_then(Value::as_array))
+            .flatten();
+        // Read first to last: pushed in reverse.
+        let next: Vec<&Value> = referred
+            .into_iter()
+            .chain(branches)
+            .chain(schema.get("items"))
+            .take(MAX_LISTED_SCHEMAS)
+            .collect();
+        to_read.extend(next.into_iter().rev());
+    }
+    found
 }
 
 /// An index of tools, built once per snapshot.

@@ -62,7 +62,7 @@ pub struct ToolSearchValue {
 }
 
 /// The `tool_search` tool: BM25 over the call's snapshot's tools (name, title, description,
-/// parameter names and descriptions), or a regular expression over names and descriptions —
+/// parameters' names, descriptions and listed values), or a regular expression over names and descriptions —
 /// Anthropic's two variants. It finds tools the model may call (not those only programs may);
 /// its content lists them and, for each, a [`ContentBlock::ToolReference`], which Anthropic
 /// expands into the tool's definition and [`Conversation`](crate::turn::Conversation) adds to
