@@ -1,4 +1,5 @@
-//! Registration of an arbitrary schema (as input, and as output), then dispatches against it.
+//! Registration of an arbitrary schema (as input, and as output), then dispatches against it,
+//! lowers it and indexes it for search.
 //! Findings: a panic, an abort, a hang — registration must refuse, with an error, whatever it
 //! cannot bound, and what it accepts must validate within the documented cost; and a body that
 //! ran on arguments its input schema refuses (the schema's plan, where it has one, accepts
@@ -96,5 +97,15 @@ fuzz_target!(|data: &[u8]| {
         ] {
             let _ = toolprism::lower::lower_tools(provider, snapshot.definitions(), options);
         }
+    }
+    // Nor does indexing it for search, which reads the schema's listed values: as registered,
+    // and as a remote server may advertise it, unchecked.
+    let advertised =
+        tool(json!({"type": "object"}), json!(true)).with_advertised_input_schema(input);
+    if let Ok(imported) = Registry::builder().tool(advertised).build() {
+        let imported = imported.snapshot();
+        let tools = snapshot.definitions().chain(imported.definitions());
+        let index = toolprism::search::ToolIndex::new(tools);
+        let _ = index.search("a x fuzzed", 5);
     }
 });

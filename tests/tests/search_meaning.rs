@@ -1,6 +1,6 @@
 //! Tool search by meaning: the host's embedding model's vectors blended with BM25, the tools
-//! embedded once per snapshot, a model that fails or returns what is not one finite vector per
-//! text leaving the search by words, and a caller told only of what it may call.
+//! embedded once per snapshot, a model that fails, panics or returns what is not one finite
+//! vector per text leaving the search by words, and a caller told only of what it may call.
 //!
 //! The model here knows a few meanings by hand (a word of a meaning's list sets its number), so
 //! that what each test expects follows from the ranking alone; a real model's figures are in
@@ -187,12 +187,14 @@ async fn a_model_that_fails_or_returns_what_is_not_a_vector_per_text_leaves_the_
     let two = || Ok(vec![vector_of("film"), vector_of("film")]);
     let none = || Ok(vec![]);
     let failed = || Err(EmbedError::new("the model is down"));
+    let panics = || panic!("the model's client broke");
     let models = [
         ("nan", with(answering_queries(nan))),
         ("short", with(answering_queries(short))),
         ("two", with(answering_queries(two))),
         ("none", with(answering_queries(none))),
         ("failed", with(answering_queries(failed))),
+        ("panics", with(answering_queries(panics))),
     ];
     for (name, registry) in models {
         // By words: the file tool alone shares a word, and the film tools are not found.
@@ -214,6 +216,20 @@ async fn a_model_that_fails_or_returns_what_is_not_a_vector_per_text_leaves_the_
         search(&registry, "a film file", DispatchOptions::default()).await,
         ["read_file"]
     );
+    // A model whose answer panics, for the tools: this search and the next on the snapshot go
+    // by words.
+    let panicking = |_: Vec<String>| async move {
+        panic!("the model's answer broke");
+        #[allow(unreachable_code)]
+        Ok::<Vec<Vec<f32>>, EmbedError>(Vec::new())
+    };
+    let registry = with(panicking);
+    for _ in 0..2 {
+        assert_eq!(
+            search(&registry, "a film file", DispatchOptions::default()).await,
+            ["read_file"]
+        );
+    }
 }
 
 fn caller(subject: &str, scopes: &str) -> Arc<Caller> {

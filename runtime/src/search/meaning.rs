@@ -9,8 +9,10 @@
 
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
 
+use futures_util::FutureExt as _;
 use futures_util::future::{Either, select};
 
 use super::text::plain_words;
@@ -197,17 +199,23 @@ impl Meanings {
     }
 }
 
-/// The model's vectors of `texts`, [`EMBED_BATCH`] texts a call, each call within `timeout`.
+/// The model's vectors of `texts`, [`EMBED_BATCH`] texts a call, each call within `timeout`. A
+/// model that panics fails as one that errs: the calls that share an embedding of the tools
+/// (and the search) go on by words.
 pub(super) async fn embed_all(
     embedder: &dyn Embedder,
     texts: Vec<String>,
     timeout: Duration,
 ) -> Result<Vec<Vec<f32>>, EmbedError> {
+    let panicked = || EmbedError::new("the embedding model panicked");
     let mut vectors = Vec::with_capacity(texts.len());
     for batch in texts.chunks(EMBED_BATCH) {
-        let call = embedder.embed(batch.to_vec());
+        let call = std::panic::catch_unwind(AssertUnwindSafe(|| embedder.embed(batch.to_vec())))
+            .map_err(|_| panicked())?;
+        let call = AssertUnwindSafe(call).catch_unwind();
         let answer = match select(call, futures_timer::Delay::new(timeout)).await {
-            Either::Left((answer, _)) => answer?,
+            Either::Left((Ok(answer), _)) => answer?,
+            Either::Left((Err(_), _)) => return Err(panicked()),
             Either::Right(_) => {
                 return Err(EmbedError::new(format!(
                     "the embedding model did not answer within {timeout:?}"

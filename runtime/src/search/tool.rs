@@ -95,9 +95,9 @@ pub struct ToolSearchValue {
 /// then returns `limit` tools whatever the query, the closest first. The tools are embedded at
 /// a snapshot's first search (only the texts the previous snapshot lacked; calls that start
 /// while that runs await it, so the model is asked once), the query at each search. If the
-/// model fails, takes longer than [`EMBED_TIMEOUT`](super::EMBED_TIMEOUT) a call, or returns
-/// what is not one finite vector per text of one length, the search is by words and a warning
-/// says why; after the tools could not be embedded, a snapshot's searches go by words for
+/// model fails or panics, takes longer than [`EMBED_TIMEOUT`](super::EMBED_TIMEOUT) a call, or
+/// returns what is not one finite vector per text of one length, the search is by words and a
+/// warning says why; after the tools could not be embedded, a snapshot's searches go by words for
 /// [`EMBED_RETRY`](super::EMBED_RETRY) before the model is asked again.
 #[derive(Clone)]
 pub struct ToolSearch {
