@@ -1,7 +1,7 @@
 //! Tool search's quality on a tool-retrieval set written by `scripts/search_benchmark/sets.py`:
 //! every tool registered (its name made a valid tool name, its parameters' names, descriptions
-//! and listed values as its input schema), each query searched, and recall@1/5/10, nDCG@10 and the
-//! mean time of a query printed as one JSON line. Run by `scripts/search-benchmark`.
+//! and listed values as its input schema), each query searched, and recall@1/5/10, nDCG@10
+//! and the mean time of a query printed as one JSON line. Run by `scripts/search-benchmark`.
 //!
 //! - `search_quality SET.json`: by words.
 //! - `search_quality SET.json --texts`: prints, as one JSON array, the texts an embedding model

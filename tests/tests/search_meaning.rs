@@ -365,3 +365,34 @@ async fn calls_that_start_while_the_tools_are_embedded_wait_for_that_one_embeddi
         .count();
     assert_eq!(tool_batches, 1);
 }
+
+#[tokio::test]
+async fn after_a_failure_the_same_snapshot_asks_the_model_again_once_the_retry_delay_is_past() {
+    let failing = Arc::new(AtomicBool::new(true));
+    let embedder = {
+        let failing = failing.clone();
+        move |texts: Vec<String>| {
+            let failing = failing.load(Ordering::SeqCst);
+            async move {
+                if failing {
+                    return Err(EmbedError::new("the model is down"));
+                }
+                Ok(texts.iter().map(|text| vector_of(text)).collect())
+            }
+        }
+    };
+    let retry = Duration::from_millis(50);
+    let registry = registry(ToolSearch::new().embedder(embedder).embed_retry(retry));
+    assert!(
+        search(&registry, "a film", DispatchOptions::default())
+            .await
+            .is_empty()
+    );
+    failing.store(false, Ordering::SeqCst);
+    // Within the delay this snapshot searches by words (unless this machine took longer than
+    // the delay to get here, when it asks the model at once); past it, by meaning again.
+    search(&registry, "a film", DispatchOptions::default()).await;
+    tokio::time::sleep(retry * 2).await;
+    let found = search(&registry, "a film", DispatchOptions::default()).await;
+    assert_eq!(found[..2], ["find_movies", "list_showings"]);
+}

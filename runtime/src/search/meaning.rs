@@ -34,7 +34,8 @@ pub const EMBED_BATCH: usize = 64;
 /// by words.
 pub const EMBED_TIMEOUT: Duration = Duration::from_secs(10);
 /// After the tools could not be embedded, how long a snapshot's searches go by words before
-/// the model is asked again (a new snapshot asks at once).
+/// the model is asked again (a new snapshot asks at once), unless the host says otherwise
+/// ([`ToolSearch::embed_retry`](super::ToolSearch::embed_retry)).
 pub const EMBED_RETRY: Duration = Duration::from_secs(60);
 
 /// Why texts could not be embedded: the model's own error, or what it returned was not one

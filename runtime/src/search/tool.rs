@@ -98,12 +98,14 @@ pub struct ToolSearchValue {
 /// model fails or panics, takes longer than [`EMBED_TIMEOUT`](super::EMBED_TIMEOUT) a call, or
 /// returns what is not one finite vector per text of one length, the search is by words and a
 /// warning says why; after the tools could not be embedded, a snapshot's searches go by words for
-/// [`EMBED_RETRY`](super::EMBED_RETRY) before the model is asked again.
+/// [`EMBED_RETRY`](super::EMBED_RETRY) (or [`embed_retry`](Self::embed_retry)) before the
+/// model is asked again.
 #[derive(Clone)]
 pub struct ToolSearch {
     name: String,
     embedder: Option<Arc<dyn Embedder>>,
     embed_timeout: Duration,
+    embed_retry: Duration,
 }
 
 impl fmt::Debug for ToolSearch {
@@ -113,6 +115,7 @@ impl fmt::Debug for ToolSearch {
             .field("name", &self.name)
             .field("embedder", &self.embedder.is_some())
             .field("embed_timeout", &self.embed_timeout)
+            .field("embed_retry", &self.embed_retry)
             .finish()
     }
 }
@@ -157,6 +160,7 @@ impl ToolSearch {
             name: DEFAULT_NAME.to_owned(),
             embedder: None,
             embed_timeout: EMBED_TIMEOUT,
+            embed_retry: EMBED_RETRY,
         }
     }
 
@@ -213,11 +217,19 @@ impl ToolSearch {
         self
     }
 
+    /// How long, after the tools could not be embedded, a snapshot's searches go by words
+    /// before the model is asked again ([`EMBED_RETRY`](super::EMBED_RETRY) unless told).
+    #[must_use]
+    pub fn embed_retry(mut self, retry: Duration) -> Self {
+        self.embed_retry = retry;
+        self
+    }
+
     /// The tool, to register.
     pub fn tool(&self) -> ToolDef {
         let kept: Arc<Mutex<Kept>> = Arc::default();
         let embedder = self.embedder.clone();
-        let timeout = self.embed_timeout;
+        let (timeout, retry) = (self.embed_timeout, self.embed_retry);
         let mut def = ToolDef::builder(self.name.as_str())
             .description(
                 "Finds tools by what they do. Call it when none of the tools you have fits the task: \
@@ -227,7 +239,11 @@ impl ToolSearch {
             .returns::<ToolSearchValue>()
             .handler(move |args: ToolSearchArgs, cx: ToolContext| {
                 let kept = kept.clone();
-                let model = embedder.clone().map(|embedder| (embedder, timeout));
+                let model = embedder.clone().map(|embedder| Model {
+                    embedder,
+                    timeout,
+                    retry,
+                });
                 async move { search_call(&kept, model, &args, &cx).await }
             })
             .render(render)
@@ -244,8 +260,14 @@ impl ToolSearch {
 /// The name [`ToolSearch`] registers under unless told otherwise.
 pub const DEFAULT_NAME: &str = "tool_search";
 
-/// An embedding model, and how long a call of it may take.
-type Model = (Arc<dyn Embedder>, Duration);
+/// An embedding model, how long a call of it may take, and how long after it failed to embed
+/// the tools it is asked again.
+#[derive(Clone)]
+struct Model {
+    embedder: Arc<dyn Embedder>,
+    timeout: Duration,
+    retry: Duration,
+}
 
 async fn search_call(
     kept: &Arc<Mutex<Kept>>,
@@ -338,6 +360,12 @@ async fn embedding(
 ) -> Arc<ToolIndex> {
     let embedding = {
         let mut kept_now = kept.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((weak, at)) = &kept_now.failed
+            && is(weak, tools)
+            && at.elapsed() < model.retry
+        {
+            return index;
+        }
         match &kept_now.embedding {
             Some((weak, embedding)) if is(weak, tools) => embedding.clone(),
             _ => {
@@ -356,11 +384,10 @@ async fn embedding(
 }
 
 /// The index with its tools' vectors, embedding only the texts the kept snapshot's lacked,
-/// and kept for the next call; or, if the model fails (or failed for this snapshot less than
-/// [`EMBED_RETRY`] ago), the index as it was, and a warning.
+/// and kept for the next call; or, if the model fails, the index as it was, and a warning.
 async fn embed_tools(
     kept: Weak<Mutex<Kept>>,
-    (embedder, timeout): Model,
+    model: Model,
     tools: Arc<dyn Any + Send + Sync>,
     index: Arc<ToolIndex>,
 ) -> Arc<ToolIndex> {
@@ -372,12 +399,6 @@ async fn embed_tools(
             return index;
         };
         let kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some((weak, at)) = &kept.failed
-            && is(weak, &tools)
-            && at.elapsed() < EMBED_RETRY
-        {
-            return index;
-        }
         texts
             .iter()
             .filter_map(|text| Some((text.clone(), kept.vectors.get(text)?.clone())))
@@ -390,7 +411,7 @@ async fn embed_tools(
         .collect();
     missing.sort_unstable();
     missing.dedup();
-    let answer = embed_all(embedder.as_ref(), missing.clone(), timeout).await;
+    let answer = embed_all(model.embedder.as_ref(), missing.clone(), model.timeout).await;
     let meanings = answer
         .and_then(|vectors| checked(vectors, missing.len()))
         .and_then(|vectors| {
@@ -436,7 +457,7 @@ async fn embed_tools(
 /// The best `limit` tools by meaning and words, or by words alone (and a warning) if the
 /// model fails on the query.
 async fn search_by_meaning<'a>(
-    (embedder, timeout): &Model,
+    model: &Model,
     index: &'a ToolIndex,
     query: &str,
     limit: usize,
@@ -444,13 +465,17 @@ async fn search_by_meaning<'a>(
     if !index.has_meanings() || index.is_empty() {
         return index.search(query, limit);
     }
-    let found = embed_all(embedder.as_ref(), vec![query.to_owned()], *timeout)
-        .await
-        .and_then(|vectors| {
-            // `embed_all` answers one vector for one text, or an error.
-            let vector = vectors.into_iter().next().unwrap_or_default();
-            index.search_with_meaning(query, &vector, limit)
-        });
+    let found = embed_all(
+        model.embedder.as_ref(),
+        vec![query.to_owned()],
+        model.timeout,
+    )
+    .await
+    .and_then(|vectors| {
+        // `embed_all` answers one vector for one text, or an error.
+        let vector = vectors.into_iter().next().unwrap_or_default();
+        index.search_with_meaning(query, &vector, limit)
+    });
     found.unwrap_or_else(|error| {
         tracing::warn!(%error, "embedding the query failed: searching by words");
         index.search(query, limit)
