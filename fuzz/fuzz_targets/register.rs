@@ -35,6 +35,7 @@ fuzz_target!(|data: &[u8]| {
     let Some(schema) = common::json(data) else {
         return;
     };
+    index_as_advertised(&schema);
     // As an input schema, with an object around it when it is not one.
     let input = if schema.get("type") == Some(&json!("object")) {
         schema.clone()
@@ -98,14 +99,19 @@ fuzz_target!(|data: &[u8]| {
             let _ = toolprism::lower::lower_tools(provider, snapshot.definitions(), options);
         }
     }
-    // Nor does indexing it for search, which reads the schema's listed values: as registered,
-    // and as a remote server may advertise it, unchecked.
+    // Nor does indexing it for search, which reads the schema's listed values.
+    let index = toolprism::search::ToolIndex::new(snapshot.definitions());
+    let _ = index.search("a x fuzzed", 5);
+});
+
+/// Indexes `schema` for search as a remote server may advertise it: unchecked, whether or not
+/// registration would accept it.
+fn index_as_advertised(schema: &Value) {
     let advertised =
-        tool(json!({"type": "object"}), json!(true)).with_advertised_input_schema(input);
+        tool(json!({"type": "object"}), json!(true)).with_advertised_input_schema(schema.clone());
     if let Ok(imported) = Registry::builder().tool(advertised).build() {
-        let imported = imported.snapshot();
-        let tools = snapshot.definitions().chain(imported.definitions());
-        let index = toolprism::search::ToolIndex::new(tools);
+        let snapshot = imported.snapshot();
+        let index = toolprism::search::ToolIndex::new(snapshot.definitions());
         let _ = index.search("a x fuzzed", 5);
     }
-});
+}

@@ -40,32 +40,58 @@ def lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-MAX_LISTED_VALUES, MAX_LISTED_SCHEMAS = 32, 64
+MAX_LISTED_VALUES, MAX_LISTED_VALUE_BYTES, MAX_LISTED_SCHEMAS = 32, 64, 64
+MAX_LISTED_VALUES_A_TOOL, MAX_LISTED_SCHEMAS_A_TOOL = 256, 4096
+MISSING = object()
 
 
-def listed_values(parameter, root: dict) -> list[str]:
-    """`search::listed_values`: the strings a parameter is limited to (`enum`, a branch's
-    `const`), or its array's items are, through the schema's own `$ref`s."""
+def pointer(root, reference: str):
+    """`serde_json::Value::pointer` of what follows `#` in a `$ref` (RFC 6901), or MISSING."""
+    if not reference.startswith("#"):
+        return MISSING
+    path = reference[1:]
+    if path == "":
+        return root
+    if not path.startswith("/"):
+        return MISSING
+    target = root
+    for part in path[1:].split("/"):
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and part.isdigit() and (part == "0" or not part.startswith("0")) and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            return MISSING
+    return target
+
+
+def listed_values(parameter, root: dict, left: dict) -> list[str]:
+    """`search::listed_values`: the distinct strings of at most 64 bytes a parameter is limited
+    to (its `enum` or `const`, or its branches'), or its array's items are, through the
+    schema's own `$ref`s, within its limits and what the tool has `left`."""
+    most = min(MAX_LISTED_VALUES, left["values"])
     found, to_read, read = [], [parameter], 0
     while to_read:
         schema = to_read.pop()
-        read += 1
-        if read > MAX_LISTED_SCHEMAS or len(found) == MAX_LISTED_VALUES:
+        if read == MAX_LISTED_SCHEMAS or left["schemas"] == 0 or len(found) == most:
             break
+        read += 1
+        left["schemas"] -= 1
         if not isinstance(schema, dict):
             continue
-        listed = schema.get("enum") if isinstance(schema.get("enum"), list) else []
-        for value in listed + [schema.get("const")]:
-            if isinstance(value, str) and len(found) < MAX_LISTED_VALUES:
+        listed = schema["enum"][:MAX_LISTED_VALUES] if isinstance(schema.get("enum"), list) else []
+        if "const" in schema:
+            listed = listed + [schema["const"]]
+        for value in listed:
+            if len(found) == most:
+                break
+            if isinstance(value, str) and len(value.encode()) <= MAX_LISTED_VALUE_BYTES and value not in found:
                 found.append(value)
         following = []
-        reference = schema.get("$ref")
-        if isinstance(reference, str) and reference.startswith("#"):
-            target = root
-            for part in reference[1:].split("/")[1:]:
-                part = part.replace("~1", "/").replace("~0", "~")
-                target = target.get(part) if isinstance(target, dict) else None
-            if target is not None:
+        if isinstance(schema.get("$ref"), str):
+            target = pointer(root, schema["$ref"])
+            if target is not MISSING:
                 following.append(target)
         for key in ("oneOf", "anyOf", "allOf"):
             if isinstance(schema.get(key), list):
@@ -73,19 +99,21 @@ def listed_values(parameter, root: dict) -> list[str]:
         if "items" in schema:
             following.append(schema["items"])
         to_read += reversed(following[:MAX_LISTED_SCHEMAS])
+    left["values"] -= len(found)
     return found
 
 
 def parameters(schema: dict) -> list[list]:
-    """Each parameter's name, description and listed values."""
+    """Each parameter's name, description and listed values, in the engine's order (by name)."""
     properties = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    left = {"values": MAX_LISTED_VALUES_A_TOOL, "schemas": MAX_LISTED_SCHEMAS_A_TOOL}
     return [
         [
             name,
-            str(spec.get("description", "")) if isinstance(spec, dict) else "",
-            listed_values(spec, schema),
+            str(properties[name].get("description", "")) if isinstance(properties[name], dict) else "",
+            listed_values(properties[name], schema, left),
         ]
-        for name, spec in properties.items()
+        for name in sorted(properties)
     ]
 
 

@@ -154,17 +154,24 @@ fn route(#[arg] from: String, #[arg] to: String, #[arg] modes: Vec<Mode>) -> Str
 
 #[test]
 fn a_tool_is_found_by_the_values_its_parameters_are_limited_to() {
-    // 33 values, and a parameter whose schema refers to itself.
-    let many: Vec<Value> = (0..32)
-        .map(|n| format!("choice{n}"))
-        .chain(["xylophone".to_owned()])
+    // 33 values, a value longer than a listed value may be, a string past the 32 entries of an
+    // `enum` read, and a parameter whose schema refers to itself.
+    let many: Vec<Value> = (0..31)
+        .map(|n| format!("alpha{n}"))
+        .chain(["zeppelin".to_owned(), "xylophone".to_owned()])
         .map(|value| json!({"const": value}))
+        .collect();
+    let numbers: Vec<Value> = (0..100_000)
+        .map(|n| json!(n))
+        .chain([json!("late")])
         .collect();
     let hostile = described("pick", "Picks one.").with_advertised_input_schema(json!({
         "type": "object",
         "properties": {
             "choice": {"oneOf": many},
+            "long": {"enum": ["w".repeat(65), "kiwi", "kiwi"]},
             "looping": {"$ref": "#/properties/looping", "anyOf": [{"$ref": "#"}]},
+            "numbered": {"enum": numbers},
         },
     }));
     let registry = Registry::builder()
@@ -187,8 +194,13 @@ fn a_tool_is_found_by_the_values_its_parameters_are_limited_to() {
     // `Vec<Mode>`: the items' `$ref` to a `oneOf` of a `const` each (its variants have docs).
     assert_eq!(names("walking"), ["route"]);
     // The first 32 values of a parameter are read, no more.
-    assert_eq!(names("choice31"), ["pick"]);
+    assert_eq!(names("zeppelin"), ["pick"]);
     assert!(names("xylophone").is_empty());
+    // A value of at most 64 bytes is read; a longer one is not.
+    assert_eq!(names("kiwi"), ["pick"]);
+    assert!(names(&"w".repeat(65)).is_empty());
+    // Only the first 32 entries of an `enum` are read.
+    assert!(names("late").is_empty());
 }
 
 /// The first 60 tools of the corpus, by name and description alone, and their index: built

@@ -6,8 +6,10 @@
 //! that what each test expects follows from the ranking alone; a real model's figures are in
 //! `docs/performance.md` (`scripts/search-benchmark`).
 
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Waker};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -325,45 +327,72 @@ async fn a_model_that_does_not_answer_in_time_leaves_the_search_by_words() {
     assert_eq!(found, ["read_file"]);
 }
 
+/// Polls `future` once: whether it is still pending.
+fn pending<F: Future>(future: &mut Pin<Box<F>>) -> bool {
+    let mut context = Context::from_waker(Waker::noop());
+    future.as_mut().poll(&mut context).is_pending()
+}
+
 #[tokio::test]
 async fn calls_that_start_while_the_tools_are_embedded_wait_for_that_one_embedding() {
     let asked: Arc<Mutex<Vec<Vec<String>>>> = Arc::default();
-    // A model that takes a turn of the executor before it answers, as a real one would.
+    // The model answers for the tools only once let through; the sentinel tells whether the
+    // model (and what holds it) was let go of at the end.
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let sentinel = Arc::new(());
     let embedder = {
-        let asked = asked.clone();
+        let (asked, gate, sentinel) = (asked.clone(), gate.clone(), sentinel.clone());
         move |texts: Vec<String>| {
             asked.lock().unwrap().push(texts.clone());
+            let (gate, _sentinel) = (gate.clone(), sentinel.clone());
             async move {
-                tokio::task::yield_now().await;
+                if texts.len() > 1 {
+                    gate.acquire().await.unwrap().forget();
+                }
                 Ok(texts.iter().map(|text| vector_of(text)).collect())
             }
         }
     };
+    let tool_batches = || {
+        asked
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|texts| texts.len() > 1)
+            .count()
+    };
     let registry = registry(ToolSearch::new().embedder(embedder));
-    // A call that started the embedding, then was dropped: the embedding goes on for the rest.
-    let mut dropped = Box::pin(search(&registry, "a film", DispatchOptions::default()));
-    std::future::poll_fn(|context| {
-        assert!(dropped.as_mut().poll(context).is_pending());
-        std::task::Poll::Ready(())
-    })
-    .await;
-    drop(dropped);
-    let (films, documents, rain) = tokio::join!(
-        search(&registry, "a film", DispatchOptions::default()),
-        search(&registry, "a document", DispatchOptions::default()),
-        search(&registry, "will it rain", DispatchOptions::default()),
-    );
+    let options = DispatchOptions::default;
+    // Three calls start; the first asks the model, the others wait for its answer.
+    let mut first = Box::pin(search(&registry, "a film", options()));
+    let mut films = Box::pin(search(&registry, "a film", options()));
+    let mut documents = Box::pin(search(&registry, "a document", options()));
+    assert!(pending(&mut first) && pending(&mut films) && pending(&mut documents));
+    assert_eq!(tool_batches(), 1);
+    // One dropped: the embedding goes on for the others.
+    drop(first);
+    gate.add_permits(1);
+    let (films, documents) = tokio::join!(films, documents);
     assert_eq!(
-        (films[0].as_str(), documents[0].as_str(), rain[0].as_str()),
-        ("find_movies", "read_file", "get_weather")
+        (films[0].as_str(), documents[0].as_str()),
+        ("find_movies", "read_file")
     );
-    let tool_batches = asked
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|texts| texts.len() > 1)
-        .count();
-    assert_eq!(tool_batches, 1);
+    assert_eq!(tool_batches(), 1);
+    // On a new snapshot (two new tools to embed), a call that started the embedding and was
+    // dropped alone drops it: the next call starts another.
+    registry.register(numbered(1)).unwrap();
+    registry.register(numbered(2)).unwrap();
+    let mut dropped = Box::pin(search(&registry, "will it rain", options()));
+    assert!(pending(&mut dropped));
+    drop(dropped);
+    assert_eq!(tool_batches(), 2);
+    gate.add_permits(1);
+    let found = search(&registry, "will it rain", options()).await;
+    assert_eq!(found[0], "get_weather");
+    assert_eq!(tool_batches(), 3);
+    // Nothing holds the model once the registry is gone.
+    drop(registry);
+    assert_eq!(Arc::strong_count(&sentinel), 1);
 }
 
 #[tokio::test]

@@ -67,9 +67,15 @@ fn shared_prefix(a: &str, b: &str) -> usize {
 /// The most values of one parameter's fixed list a tool is searched by: past it (every
 /// country's code, say) the list would outweigh the tool's own words.
 pub const MAX_LISTED_VALUES: usize = 32;
+/// The longest listed value read, in bytes: a listed value is a word or a few.
+pub const MAX_LISTED_VALUE_BYTES: usize = 64;
 /// How many schemas of one parameter are read looking for its listed values, `$ref`s and
-/// branches included: a schema's size or cycles cannot make indexing costly.
+/// branches included, so that cycles end.
 const MAX_LISTED_SCHEMAS: usize = 64;
+/// The same two limits for all of a tool's parameters together: however many parameters
+/// refer to the same long list, indexing a tool costs at most this much.
+const MAX_LISTED_VALUES_A_TOOL: usize = 256;
+const MAX_LISTED_SCHEMAS_A_TOOL: usize = 4_096;
 
 /// What a tool is searched by: its name (twice: a name says most), title, description, and
 /// each parameter's name, description and listed values ([`listed_values`]).
@@ -82,6 +88,10 @@ fn searchable_text(tool: &AdvertisedTool) -> String {
     text.push(' ');
     text.push_str(tool.description());
     let schema = tool.input_schema();
+    let mut left = Left {
+        values: MAX_LISTED_VALUES_A_TOOL,
+        schemas: MAX_LISTED_SCHEMAS_A_TOOL,
+    };
     if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
         for (name, parameter) in properties {
             text.push(' ');
@@ -90,7 +100,7 @@ fn searchable_text(tool: &AdvertisedTool) -> String {
                 text.push(' ');
                 text.push_str(description);
             }
-            for value in listed_values(parameter, schema) {
+            for value in listed_values(parameter, schema, &mut left) {
                 text.push(' ');
                 text.push_str(value);
             }
@@ -99,19 +109,29 @@ fn searchable_text(tool: &AdvertisedTool) -> String {
     text
 }
 
-/// The strings a parameter is limited to (its `enum`, or the `const` of each branch of a
-/// `oneOf` or `anyOf`), or its array's items are, through the schema's own `$ref`s: words a
-/// request often names ("in fahrenheit" for `unit: "celsius" | "fahrenheit"`). At most
-/// [`MAX_LISTED_VALUES`], from at most [`MAX_LISTED_SCHEMAS`] schemas read.
-fn listed_values<'a>(parameter: &'a Value, root: &'a Value) -> Vec<&'a str> {
-    let mut found = Vec::new();
+/// What a tool's parameters may still have read of their listed values.
+struct Left {
+    values: usize,
+    schemas: usize,
+}
+
+/// The strings a parameter is limited to (its `enum` or `const`, or those of the branches of
+/// its `oneOf`, `anyOf` or `allOf`), or its array's items are, through the schema's own
+/// `$ref`s: words a request often names ("in fahrenheit" for `unit: "celsius" |
+/// "fahrenheit"`). Each distinct, of at most [`MAX_LISTED_VALUE_BYTES`]; at most
+/// [`MAX_LISTED_VALUES`] of them, the first that many entries of each `enum` read, from at most
+/// 64 schemas; and no more than what the tool has `left`.
+fn listed_values<'a>(parameter: &'a Value, root: &'a Value, left: &mut Left) -> Vec<&'a str> {
+    let most = MAX_LISTED_VALUES.min(left.values);
+    let mut found: Vec<&str> = Vec::new();
     let mut to_read = vec![parameter];
     let mut read = 0;
     while let Some(schema) = to_read.pop() {
-        read += 1;
-        if read > MAX_LISTED_SCHEMAS || found.len() == MAX_LISTED_VALUES {
+        if read == MAX_LISTED_SCHEMAS || left.schemas == 0 || found.len() == most {
             break;
         }
+        read += 1;
+        left.schemas -= 1;
         let Some(schema) = schema.as_object() else {
             continue;
         };
@@ -119,12 +139,15 @@ fn listed_values<'a>(parameter: &'a Value, root: &'a Value) -> Vec<&'a str> {
             .get("enum")
             .and_then(Value::as_array)
             .into_iter()
-            .flatten();
+            .flatten()
+            .take(MAX_LISTED_VALUES);
         for value in listed.chain(schema.get("const")).filter_map(Value::as_str) {
-            if found.len() == MAX_LISTED_VALUES {
+            if found.len() == most {
                 break;
             }
-            found.push(value);
+            if value.len() <= MAX_LISTED_VALUE_BYTES && !found.contains(&value) {
+                found.push(value);
+            }
         }
         let referred = schema
             .get("$ref")
@@ -143,6 +166,7 @@ fn listed_values<'a>(parameter: &'a Value, root: &'a Value) -> Vec<&'a str> {
             .collect();
         to_read.extend(next.into_iter().rev());
     }
+    left.values -= found.len();
     found
 }
 

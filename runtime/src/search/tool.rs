@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use futures_util::FutureExt as _;
-use futures_util::future::Shared;
+use futures_util::future::{Shared, WeakShared};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -62,8 +62,8 @@ pub struct ToolSearchValue {
 }
 
 /// The `tool_search` tool: BM25 over the call's snapshot's tools (name, title, description,
-/// parameters' names, descriptions and listed values), or a regular expression over names and descriptions —
-/// Anthropic's two variants. It finds tools the model may call (not those only programs may);
+/// parameters' names, descriptions and listed values), or a regular expression over names and
+/// descriptions — Anthropic's two variants. It finds tools the model may call (not those only programs may);
 /// its content lists them and, for each, a [`ContentBlock::ToolReference`], which Anthropic
 /// expands into the tool's definition and [`Conversation`](crate::turn::Conversation) adds to
 /// the next request's tools for the other providers. The index is built once per snapshot.
@@ -94,7 +94,8 @@ pub struct ToolSearchValue {
 /// With an [`Embedder`] it also searches by meaning ([`ToolIndex::search_with_meaning`]), and
 /// then returns `limit` tools whatever the query, the closest first. The tools are embedded at
 /// a snapshot's first search (only the texts the previous snapshot lacked; calls that start
-/// while that runs await it, so the model is asked once), the query at each search. If the
+/// while that runs await it, so the model is asked once, and it stops only when every call
+/// awaiting it is dropped), the query at each search. If the
 /// model fails or panics, takes longer than [`EMBED_TIMEOUT`](super::EMBED_TIMEOUT) a call, or
 /// returns what is not one finite vector per text of one length, the search is by words and a
 /// warning says why; after the tools could not be embedded, a snapshot's searches go by words for
@@ -138,14 +139,16 @@ struct Kept {
     vectors: HashMap<String, Quantized>,
     /// When embedding a snapshot's tools last failed, and which snapshot's.
     failed: Option<(Weak<dyn Any + Send + Sync>, Instant)>,
-    /// The embedding of a snapshot's tools under way, and which snapshot's: calls that start
-    /// while it runs await it too, so that however many search at once the model is asked once.
-    embedding: Option<(Weak<dyn Any + Send + Sync>, Embedding)>,
+    /// The embedding of a snapshot's tools under way, and which snapshot's: calls on it that
+    /// start while it runs await it too, so that however many search at once the model is
+    /// asked once. Held weakly: the calls awaiting it hold it, and when every one of them is
+    /// dropped, so is it (the next call starts another).
+    embedding: Option<(Weak<dyn Any + Send + Sync>, WeakShared<Embedding>)>,
 }
 
 /// The index with its snapshot's vectors, as the embedding of its tools gives it (or without
 /// them, if the model failed).
-type Embedding = Shared<BoxFuture<'static, Arc<ToolIndex>>>;
+type Embedding = BoxFuture<'static, Arc<ToolIndex>>;
 
 /// Whether `weak` still names `tools`.
 fn is(weak: &Weak<dyn Any + Send + Sync>, tools: &Arc<dyn Any + Send + Sync>) -> bool {
@@ -288,7 +291,7 @@ async fn search_call(
             .map_err(|problem| ToolError::new(problem).with_code("INVALID_PATTERN"))?,
         Some(model) => {
             if !index.has_meanings() {
-                index = embedding(kept, &model, &tools, index).await;
+                index = index_with_meanings(kept, &model, &tools, index).await;
             }
             search_by_meaning(&model, &index, &args.query, ranked).await
         }
@@ -352,7 +355,7 @@ fn snapshot_index(
 
 /// The index with its snapshot's vectors: from the embedding of its tools under way, or from
 /// one started now.
-async fn embedding(
+async fn index_with_meanings(
     kept: &Arc<Mutex<Kept>>,
     model: &Model,
     tools: &Arc<dyn Any + Send + Sync>,
@@ -366,18 +369,22 @@ async fn embedding(
         {
             return index;
         }
-        match &kept_now.embedding {
-            Some((weak, embedding)) if is(weak, tools) => embedding.clone(),
-            _ => {
-                // The embedding knows what it keeps by a weak reference: kept in it, a strong
-                // one would keep both alive if every call awaiting it were dropped.
-                let embedding =
-                    embed_tools(Arc::downgrade(kept), model.clone(), tools.clone(), index)
-                        .boxed()
-                        .shared();
-                kept_now.embedding = Some((Arc::downgrade(tools), embedding.clone()));
-                embedding
-            }
+        let under_way = kept_now
+            .embedding
+            .as_ref()
+            .filter(|(weak, _)| is(weak, tools))
+            .and_then(|(_, embedding)| embedding.upgrade());
+        if let Some(embedding) = under_way {
+            embedding
+        } else {
+            let embedding: Shared<Embedding> =
+                embed_tools(Arc::downgrade(kept), model.clone(), tools.clone(), index)
+                    .boxed()
+                    .shared();
+            kept_now.embedding = embedding
+                .downgrade()
+                .map(|weak_embedding| (Arc::downgrade(tools), weak_embedding));
+            embedding
         }
     };
     embedding.await
