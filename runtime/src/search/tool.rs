@@ -400,7 +400,7 @@ async fn embed_tools(
 ) -> Arc<ToolIndex> {
     let texts = index.meaning_texts();
     // What is known is taken now: another call may replace it while the model works. What
-    // keeps it is not held across the model's call (see `embedding`).
+    // keeps it is held weakly: a tool removed meanwhile is let go of.
     let mut known: HashMap<String, Quantized> = {
         let Some(kept) = kept.upgrade() else {
             return index;
