@@ -75,6 +75,19 @@ fn bm25_finds_the_tool_for_nine_tasks_in_ten_among_425_real_ones() {
     assert!(index.search("zyzzyva quux", 5).is_empty());
 }
 
+/// The names of the first five tools a search of the registry's snapshot finds for a query.
+fn searcher(registry: &Registry) -> impl Fn(&str) -> Vec<String> {
+    let snapshot = registry.snapshot();
+    let index = ToolIndex::new(snapshot.definitions());
+    move |query| {
+        index
+            .search(query, 5)
+            .iter()
+            .map(|tool| tool.name().to_owned())
+            .collect()
+    }
+}
+
 /// A tool that does nothing, searched by its name and description.
 fn described(name: &str, description: &str) -> ToolDef {
     ToolDef::builder(name)
@@ -96,15 +109,7 @@ fn a_query_word_the_tools_lack_is_read_as_their_closest_words() {
         .tool(described("lookup", "Reads the information of a record."))
         .build()
         .unwrap();
-    let snapshot = registry.snapshot();
-    let index = ToolIndex::new(snapshot.definitions());
-    let names = |query: &str| -> Vec<String> {
-        index
-            .search(query, 5)
-            .iter()
-            .map(|tool| tool.name().to_owned())
-            .collect()
-    };
+    let names = searcher(&registry);
     // No tool has `labeling` or `labelz`: each is read as the words sharing its longest start
     // (`label`, `labeled`) that share three quarters of the shorter word too: `labeled`
     // shares five of its seven letters with `labeling`, and five of six with `labelz`.
@@ -180,15 +185,7 @@ fn a_tool_is_found_by_the_values_its_parameters_are_limited_to() {
         .tool(hostile)
         .build()
         .unwrap();
-    let snapshot = registry.snapshot();
-    let index = ToolIndex::new(snapshot.definitions());
-    let names = |query: &str| -> Vec<String> {
-        index
-            .search(query, 5)
-            .iter()
-            .map(|tool| tool.name().to_owned())
-            .collect()
-    };
+    let names = searcher(&registry);
     // `Option<Unit>`: an `anyOf` of a `$ref` to an `enum`, and null.
     assert_eq!(names("how warm is it, in fahrenheit"), ["conditions"]);
     // `Vec<Mode>`: the items' `$ref` to a `oneOf` of a `const` each (its variants have docs).
